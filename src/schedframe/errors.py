@@ -1,0 +1,137 @@
+"""Errors schedframe raises at people: each names where (file, field path) and what.
+
+Field issues render exactly like upstream's ``field.Error`` strings
+(``profiles[0].plugins.score.enabled[0].weight: Invalid value: 0: must be greater than 0``),
+prefixed by the source file when one is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+__all__ = [
+    "BackendError",
+    "ConfigError",
+    "FieldIssue",
+    "ManifestError",
+    "PluginError",
+    "SchedframeError",
+]
+
+#: Issue kinds, spelled as upstream's ``field.ErrorType`` strings.
+INVALID = "Invalid value"
+UNSUPPORTED = "Unsupported value"
+REQUIRED = "Required value"
+DUPLICATE = "Duplicate value"
+FORBIDDEN = "Forbidden"
+NOT_FOUND = "Not found"
+UNKNOWN_FIELD = "Unknown field"
+
+_KINDS_WITHOUT_VALUE = frozenset({REQUIRED, FORBIDDEN, UNKNOWN_FIELD})
+_NO_VALUE = object()
+
+
+def _render_value(value: object) -> str:
+    # Upstream quotes strings and prints numbers and booleans bare.
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+@attrs.frozen(kw_only=True)
+class FieldIssue:
+    """One problem at one field path, e.g. ``profiles[0].schedulerName: Required value``.
+
+    Attributes:
+        path: the field path in upstream syntax (``a.b[2].c``); empty for the document root.
+        kind: one of the upstream error types (``Invalid value``, ``Unsupported value``,
+            ``Required value``, ``Duplicate value``, ``Forbidden``, ``Not found``) or
+            ``Unknown field``.
+        detail: what was expected, in words.
+        value: the offending value, when the kind shows one.
+    """
+
+    path: str
+    kind: str
+    detail: str = ""
+    value: object = attrs.field(default=_NO_VALUE, eq=False)
+
+    def with_prefix(self, prefix: str) -> FieldIssue:
+        """Return this issue with ``prefix`` joined in front of its path."""
+        return attrs.evolve(self, path=join_path(prefix, self.path))
+
+    def __str__(self) -> str:
+        body = self.kind
+        if self.kind not in _KINDS_WITHOUT_VALUE and self.value is not _NO_VALUE:
+            body += ": " + _render_value(self.value)
+        if self.detail:
+            body += ": " + self.detail
+        return f"{self.path}: {body}" if self.path else body
+
+
+def join_path(prefix: str, path: str) -> str:
+    """Join two field paths: ``join_path("a", "b[0]") == "a.b[0]"``, ``join_path("a", "[0]") == "a[0]"``."""
+    if not prefix:
+        return path
+    if not path:
+        return prefix
+    return prefix + path if path.startswith("[") else f"{prefix}.{path}"
+
+
+class SchedframeError(Exception):
+    """Base of every error schedframe raises on purpose."""
+
+
+class _IssuesError(SchedframeError):
+    """An error made of one or more :class:`FieldIssue` in one source."""
+
+    def __init__(self, issues: Iterable[FieldIssue] | str, *, source: str | None = None) -> None:
+        if isinstance(issues, str):
+            issues = [FieldIssue(path="", kind=INVALID, detail=issues)]
+        self.issues: tuple[FieldIssue, ...] = tuple(issues)
+        self.source = source
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        prefix = f"{self.source}: " if self.source else ""
+        return "\n".join(prefix + str(issue) for issue in self.issues)
+
+    def with_source(self, source: str) -> _IssuesError:
+        """Return a copy of this error that names ``source`` (a file path)."""
+        return type(self)(self.issues, source=source)
+
+    def with_prefix(self, prefix: str) -> _IssuesError:
+        """Return a copy of this error with ``prefix`` joined in front of every path."""
+        return type(self)([i.with_prefix(prefix) for i in self.issues], source=self.source)
+
+    @property
+    def paths(self) -> Sequence[str]:
+        """The field paths of every issue, in order."""
+        return [issue.path for issue in self.issues]
+
+
+class ConfigError(_IssuesError):
+    """A ``KubeSchedulerConfiguration`` (or plugin args) that cannot be used as given."""
+
+
+class ManifestError(_IssuesError):
+    """A Kubernetes object manifest (Pod, Node, ...) that cannot be read as given."""
+
+
+class PluginError(SchedframeError):
+    """A plugin that cannot be found, loaded or built (unknown name, name clash, bad factory)."""
+
+
+class BackendError(SchedframeError):
+    """A cluster backend refused or failed an operation (conflict, not found, transport)."""
+
+    def __init__(self, message: str, *, reason: str = "InternalError", code: int = 500) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.code = code
