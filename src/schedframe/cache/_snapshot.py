@@ -1,0 +1,124 @@
+"""The per-cycle snapshot plugins read (upstream ``backend/cache/snapshot.go``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from schedframe.framework import ImageStateSummary, NodeInfo, PodInfo, normalized_image_name
+from schedframe.objects import Node, Pod
+
+__all__ = ["Snapshot"]
+
+
+class Snapshot:
+    """An immutable-by-convention view of the cluster for one scheduling cycle.
+
+    Implements :class:`schedframe.framework.SharedLister` and
+    :class:`schedframe.framework.NodeInfoLister`. The cache refreshes one Snapshot in place
+    between cycles, copying only the NodeInfos whose generation changed; tests and tools build
+    one directly with :meth:`from_objects`.
+    """
+
+    __slots__ = (
+        "_by_name",
+        "_have_affinity",
+        "_have_required_anti_affinity",
+        "_node_list",
+        "_pvc_used",
+        "generation",
+    )
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, NodeInfo] = {}
+        self._node_list: list[NodeInfo] = []
+        self._have_affinity: list[NodeInfo] = []
+        self._have_required_anti_affinity: list[NodeInfo] = []
+        self._pvc_used: set[str] = set()
+        self.generation = 0
+
+    @classmethod
+    def from_objects(cls, nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> Snapshot:
+        """A snapshot of ``nodes`` with ``pods`` placed by their ``spec.nodeName``.
+
+        Nodes keep the order given; pods naming an unknown node are left out, as upstream's
+        ``NewSnapshot`` does. Image states count, per image, the nodes that have it.
+        """
+        snap = cls()
+        infos: dict[str, NodeInfo] = {}
+        for node in nodes:
+            infos[node.metadata.name] = NodeInfo(node)
+        for pod in pods:
+            info = infos.get(pod.spec.node_name)
+            if info is not None:
+                info.add_pod(PodInfo(pod))
+        # Upstream createImageExistenceMap: image name -> set of nodes having it.
+        spread: dict[str, int] = {}
+        for info in infos.values():
+            assert info.node is not None
+            for name in {
+                normalized_image_name(n) for img in info.node.status.images for n in img.names
+            }:
+                spread[name] = spread.get(name, 0) + 1
+        for info in infos.values():
+            assert info.node is not None
+            states: dict[str, ImageStateSummary] = {}
+            for img in info.node.status.images:
+                for n in img.names:
+                    name = normalized_image_name(n)
+                    states[name] = ImageStateSummary(size=img.size_bytes, num_nodes=spread[name])
+            info.image_states = states
+        snap.set_node_infos(list(infos.values()))
+        return snap
+
+    def set_node_infos(self, node_list: list[NodeInfo]) -> None:
+        """Replace the node list (the cache calls this when nodes appear, go or flip side lists)."""
+        self._node_list = node_list
+        self._by_name = {info.name: info for info in node_list}
+        self.refresh_side_lists()
+
+    def refresh_side_lists(self) -> None:
+        """Recompute the affinity side lists and the PVC usage set from the node list."""
+        self._have_affinity = [i for i in self._node_list if i.pods_with_affinity]
+        self._have_required_anti_affinity = [
+            i for i in self._node_list if i.pods_with_required_anti_affinity
+        ]
+        self._pvc_used = {key for i in self._node_list for key in i.pvc_ref_counts}
+
+    # -- SharedLister ------------------------------------------------------------------------
+
+    @property
+    def node_infos(self) -> Snapshot:
+        """This snapshot, as the NodeInfo lister."""
+        return self
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """True when a pod on some node uses the claim ``namespace/name``."""
+        return key in self._pvc_used
+
+    # -- NodeInfoLister ----------------------------------------------------------------------
+
+    def list(self) -> Sequence[NodeInfo]:
+        """Every node in snapshot order."""
+        return self._node_list
+
+    def get(self, node_name: str) -> NodeInfo:
+        """One node; ``KeyError`` naming it when absent."""
+        try:
+            return self._by_name[node_name]
+        except KeyError:
+            raise KeyError(f"nodeinfo not found for node name {node_name!r}") from None
+
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]:
+        """Nodes with at least one pod that has pod affinity or anti-affinity."""
+        return self._have_affinity
+
+    def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]:
+        """Nodes with at least one pod that has required anti-affinity."""
+        return self._have_required_anti_affinity
+
+    def num_nodes(self) -> int:
+        """How many nodes the snapshot holds."""
+        return len(self._node_list)
+
+    def __len__(self) -> int:
+        return len(self._node_list)

@@ -1,0 +1,278 @@
+"""What a plugin is given at construction: the :class:`Handle` and the protocols it exposes.
+
+Upstream: ``framework.Handle``, ``SharedLister``, ``NodeInfoLister``, ``WaitingPod``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from schedframe.framework._cycle_state import CycleState
+    from schedframe.framework._status import Status
+    from schedframe.framework._types import NodeInfo, PodInfo
+    from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
+
+__all__ = [
+    "Binder",
+    "Clock",
+    "EventRecorder",
+    "Handle",
+    "NodeInfoLister",
+    "Nominator",
+    "PluginsRunner",
+    "SharedLister",
+    "WaitingPod",
+]
+
+
+class Clock(Protocol):
+    """Time as the scheduler sees it: real, or virtual in deterministic mode."""
+
+    def now(self) -> float:
+        """Seconds since the epoch (virtual clocks start where they are told)."""
+        ...
+
+
+class NodeInfoLister(Protocol):
+    """Read access to the NodeInfos of the current snapshot."""
+
+    def list(self) -> Sequence[NodeInfo]:
+        """Every node, in the snapshot's (zone-interleaved) order."""
+        ...
+
+    def get(self, node_name: str) -> NodeInfo:
+        """One node; raises ``KeyError`` when it is not in the snapshot."""
+        ...
+
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]:
+        """The nodes that hold at least one pod with pod affinity or anti-affinity terms."""
+        ...
+
+    def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]:
+        """The nodes that hold at least one pod with required anti-affinity terms."""
+        ...
+
+
+class SharedLister(Protocol):
+    """The snapshot a plugin reads during one scheduling cycle."""
+
+    @property
+    def node_infos(self) -> NodeInfoLister:
+        """The nodes."""
+        ...
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """True when a pod on some node uses the claim ``namespace/name``."""
+        ...
+
+
+class WaitingPod(Protocol):
+    """A pod parked by Permit (upstream ``WaitingPod``)."""
+
+    @property
+    def pod(self) -> Pod:
+        """The waiting pod."""
+        ...
+
+    def pending_plugins(self) -> list[str]:
+        """Plugins that made the pod wait and have not allowed it yet."""
+        ...
+
+    def allow(self, plugin_name: str) -> None:
+        """``plugin_name`` allows the pod; it is bound once every waiting plugin has."""
+        ...
+
+    def reject(self, plugin_name: str, message: str) -> None:
+        """Reject the pod; it is unreserved and requeued."""
+        ...
+
+
+class EventRecorder(Protocol):
+    """Records events.k8s.io/v1 Events about objects (upstream ``events.EventRecorder``)."""
+
+    def eventf(
+        self,
+        regarding: Pod,
+        related: object | None,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        """Record one event: ``event_type`` is ``Normal`` or ``Warning``."""
+        ...
+
+
+@runtime_checkable
+class Binder(Protocol):
+    """The write side of a cluster backend: what the scheduler asks the API server to do."""
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """Bind ``pod`` to ``node_name``.
+
+        Raises:
+            schedframe.errors.BackendError: with ``reason="Conflict"`` (code 409) when the pod
+                is already bound, being deleted or gated, ``"NotFound"`` (404) when it is gone,
+                anything else for transport or server failures.
+        """
+        ...
+
+    def patch_pod_status(
+        self,
+        pod: Pod,
+        *,
+        condition: PodCondition | None = None,
+        nominated_node_name: str | None = None,
+    ) -> None:
+        """Set a pod condition (replacing one of the same type) and/or ``nominatedNodeName``.
+
+        ``nominated_node_name=""`` clears the nomination; ``None`` leaves it.
+        """
+        ...
+
+    def delete_pod(self, pod: Pod, *, condition: PodCondition | None = None) -> None:
+        """Delete a preemption victim, first adding ``condition`` (``DisruptionTarget``)."""
+        ...
+
+    def record_event(
+        self,
+        regarding: Pod,
+        *,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: str | None = None,
+    ) -> None:
+        """Record an events.k8s.io/v1 Event about ``regarding``."""
+        ...
+
+
+class Nominator(Protocol):
+    """Pods nominated to nodes by preemption, waiting for room (upstream ``PodNominator``)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name``, in nomination order."""
+        ...
+
+    def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        """Nominate ``pod_info`` to ``node_name`` (replacing an earlier nomination)."""
+        ...
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        """Drop ``pod``'s nomination, if any."""
+        ...
+
+
+class PluginsRunner(Protocol):
+    """Runs a profile's plugins on behalf of another plugin (preemption's dry runs)."""
+
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        """Run every PreScore plugin."""
+        ...
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Run every Filter plugin on one node, first failure wins."""
+        ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """Run the filters as the scheduling cycle does, nominated pods of equal or higher
+        priority taken into account."""
+        ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Call every PreFilter plugin's ``add_pod`` (plugins that skipped are left out)."""
+        ...
+
+    def run_pre_filter_extension_remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        """Call every PreFilter plugin's ``remove_pod`` (plugins that skipped are left out)."""
+        ...
+
+
+class Handle(PluginsRunner, Protocol):
+    """Everything the framework lends a plugin, given to its factory with its args.
+
+    Upstream: ``framework.Handle``.
+    """
+
+    @property
+    def profile_name(self) -> str:
+        """The ``schedulerName`` of the profile the plugin belongs to."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """The scheduler's clock; use it instead of ``time`` so virtual time works."""
+        ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's seeded random source; use it instead of ``random``."""
+        ...
+
+    @property
+    def parallelism(self) -> int:
+        """The configured ``parallelism`` (kept for parity; the loop itself is serial)."""
+        ...
+
+    def snapshot_shared_lister(self) -> SharedLister:
+        """The snapshot of the current scheduling cycle."""
+        ...
+
+    def namespace(self, name: str) -> Namespace | None:
+        """A namespace by name (for namespace selectors), or ``None``."""
+        ...
+
+    def namespaces(self) -> Iterable[Namespace]:
+        """Every namespace known to the backend."""
+        ...
+
+    def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
+        """Every PodDisruptionBudget known to the backend."""
+        ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """A pod parked by Permit, by uid."""
+        ...
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        """Call ``callback`` for every waiting pod."""
+        ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a waiting pod; True if there was one."""
+        ...
+
+    @property
+    def binder(self) -> Binder:
+        """The backend's write side (binding, status patches, deletions, events)."""
+        ...
+
+    @property
+    def event_recorder(self) -> EventRecorder:
+        """Records events about pods."""
+        ...
+
+    @property
+    def nominator(self) -> Nominator:
+        """Nominated pods by node."""
+        ...
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Move ``pods`` to the active queue if they wait in the backoff or unschedulable pool."""
+        ...
