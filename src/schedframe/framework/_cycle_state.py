@@ -49,10 +49,13 @@ class CycleState:
         pods_to_activate: pods (by uid) plugins want moved to the active queue when this
             attempt ends (upstream ``PodsToActivate``).
         record_plugin_metrics: whether per-plugin timings are sampled in this attempt.
+        durations: seconds spent per extension point in this attempt (``"PreFilter"`` ...),
+            filled by the framework for observers; never per node.
     """
 
     __slots__ = (
         "_data",
+        "durations",
         "pods_to_activate",
         "record_plugin_metrics",
         "skip_filter_plugins",
@@ -65,6 +68,7 @@ class CycleState:
         self.skip_score_plugins: set[str] = set()
         self.pods_to_activate: dict[str, Pod] = {}
         self.record_plugin_metrics = False
+        self.durations: dict[str, float] = {}
 
     def __getitem__(self, key: StateKey[T]) -> T:
         try:
@@ -121,4 +125,5 @@ class CycleState:
         copy.skip_score_plugins = set(self.skip_score_plugins)
         copy.pods_to_activate = self.pods_to_activate
         copy.record_plugin_metrics = self.record_plugin_metrics
+        copy.durations = self.durations
         return copy

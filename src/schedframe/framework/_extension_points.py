@@ -17,7 +17,8 @@ Conventions that differ from upstream's Go, on purpose:
   ``Error`` status naming the plugin, and the scheduling loop carries on;
 * there is no context argument: the framework owns deadlines and cancellation;
 * PreFilter returns its :class:`PreFilterResult` *or* a :class:`Status`, not both, because
-  upstream ignores the result whenever the status is not success.
+  upstream ignores the result whenever the status is not success; PostFilter returns both,
+  because upstream uses both.
 """
 
 from __future__ import annotations
@@ -238,13 +239,16 @@ class PostFilterPlugin(Plugin, Protocol):
 
     def post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
-    ) -> PostFilterResult | Status | None:
-        """Try to make the pod schedulable later.
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Try to make the pod schedulable later; returns ``(result, status)``.
 
-        Plugins run in order until one returns success (a :class:`PostFilterResult`, usually
-        nominating a node), ``UNSCHEDULABLE_AND_UNRESOLVABLE`` or ``ERROR``. The map may hold
-        only UnschedulableAndUnresolvable nodes; a plugin must leave those alone. The message
-        of an unsuccessful status is appended to the pod's FailedScheduling message.
+        Plugins run in order until one returns success (``status`` None or SUCCESS, the
+        result usually nominating a node), ``UNSCHEDULABLE_AND_UNRESOLVABLE`` or ``ERROR``.
+        A rejection may still carry a result: ``PostFilterResult(NominatingInfo("",
+        NominatingMode.OVERRIDE))`` alongside Unschedulable clears the pod's nominated node,
+        as upstream preemption does when it fails. The map may hold only
+        UnschedulableAndUnresolvable nodes; a plugin must leave those alone. The message of an
+        unsuccessful status is appended to the pod's FailedScheduling message.
 
         .. versionadded:: 0.1
         """

@@ -1,0 +1,1099 @@
+"""One Framework per profile: builds the profile's plugins and runs each extension point.
+
+Upstream: ``pkg/scheduler/framework/runtime/framework.go`` (``frameworkImpl``). Semantics are
+carried over point by point; the docstring of each ``run_*`` method says which rule it keeps.
+The Framework is also the :class:`~schedframe.framework.Handle` its plugins receive.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from schedframe import framework as fw
+from schedframe.errors import (
+    INVALID,
+    NOT_FOUND,
+    BackendError,
+    ConfigError,
+    FieldIssue,
+    PluginError,
+)
+from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
+
+if TYPE_CHECKING:
+    from schedframe.cache import Snapshot
+    from schedframe.config import PluginSet, Profile
+    from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.runtime._registry import Registry
+
+__all__ = ["EXTENSION_POINTS", "ClusterView", "Framework", "NodeScores", "PluginScores"]
+
+log = logging.getLogger("schedframe.runtime")
+
+#: (config attribute, Protocol, upstream type name, camelCase config key), in upstream order.
+EXTENSION_POINTS: Final[tuple[tuple[str, type, str, str], ...]] = (
+    ("pre_enqueue", fw.PreEnqueuePlugin, "PreEnqueuePlugin", "preEnqueue"),
+    ("queue_sort", fw.QueueSortPlugin, "QueueSortPlugin", "queueSort"),
+    ("pre_filter", fw.PreFilterPlugin, "PreFilterPlugin", "preFilter"),
+    ("filter", fw.FilterPlugin, "FilterPlugin", "filter"),
+    ("post_filter", fw.PostFilterPlugin, "PostFilterPlugin", "postFilter"),
+    ("pre_score", fw.PreScorePlugin, "PreScorePlugin", "preScore"),
+    ("score", fw.ScorePlugin, "ScorePlugin", "score"),
+    ("reserve", fw.ReservePlugin, "ReservePlugin", "reserve"),
+    ("permit", fw.PermitPlugin, "PermitPlugin", "permit"),
+    ("pre_bind", fw.PreBindPlugin, "PreBindPlugin", "preBind"),
+    ("bind", fw.BindPlugin, "BindPlugin", "bind"),
+    ("post_bind", fw.PostBindPlugin, "PostBindPlugin", "postBind"),
+)
+
+# Plugins of these kinds may reject a pod, so their EnqueueExtensions matter (upstream
+# shouldHaveEnqueueExtensions).
+_REJECTING_KINDS: Final = (
+    fw.PreEnqueuePlugin,
+    fw.PreFilterPlugin,
+    fw.FilterPlugin,
+    fw.ReservePlugin,
+    fw.PermitPlugin,
+)
+# What a plugin without EnqueueExtensions is taken to care about: everything.
+_ALL_EVENTS: Final = (
+    fw.ClusterEventWithHint(fw.ClusterEvent(fw.EventResource.WILDCARD, fw.ActionType.ALL)),
+)
+
+
+def _failure_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _as_error(prefix: str, status: Status, plugin: str) -> Status:
+    """Upstream ``AsStatus(fmt.Errorf(prefix+": %w", status.AsError()))``."""
+    err = status.as_error()
+    return Status(Code.ERROR, f"{prefix}: {err}", error=err, plugin=plugin)
+
+
+def _raised(prefix: str, exc: BaseException, plugin: str) -> Status:
+    log.debug("plugin %s raised", plugin, exc_info=exc)
+    return Status(Code.ERROR, f"{prefix}: {_failure_text(exc)}", error=exc, plugin=plugin)
+
+
+# --------------------------------------------------------------------------------------------
+# What the framework reads from the cluster besides the snapshot
+# --------------------------------------------------------------------------------------------
+
+
+class ClusterView:
+    """Namespaces and PodDisruptionBudgets, as plugins read them through the Handle.
+
+    The scheduler passes a live view backed by its backend; tests pass fixed lists.
+    """
+
+    def __init__(
+        self,
+        namespaces: Iterable[Namespace] = (),
+        pdbs: Iterable[PodDisruptionBudget] = (),
+    ) -> None:
+        self._namespaces = {ns.metadata.name: ns for ns in namespaces}
+        self._pdbs = list(pdbs)
+
+    def namespace(self, name: str) -> Namespace | None:
+        """A namespace by name."""
+        return self._namespaces.get(name)
+
+    def namespaces(self) -> Iterable[Namespace]:
+        """Every namespace."""
+        return self._namespaces.values()
+
+    def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
+        """Every PodDisruptionBudget."""
+        return self._pdbs
+
+
+class _RealClock:
+    def now(self) -> float:
+        return time.time()
+
+
+class _NoBackend:
+    """The Binder of a Framework built without a cluster: every write fails, loudly."""
+
+    def _fail(self) -> None:
+        raise BackendError(
+            "this Framework has no cluster backend; build it with binder=... or use a Scheduler",
+            reason="NoBackend",
+            code=503,
+        )
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        self._fail()
+
+    def patch_pod_status(
+        self,
+        pod: Pod,
+        *,
+        condition: PodCondition | None = None,
+        nominated_node_name: str | None = None,
+    ) -> None:
+        self._fail()
+
+    def delete_pod(self, pod: Pod, *, condition: PodCondition | None = None) -> None:
+        self._fail()
+
+    def record_event(
+        self,
+        regarding: Pod,
+        *,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: str | None = None,
+    ) -> None:
+        return None
+
+
+@attrs.frozen
+class RecordedEvent:
+    """One event recorded by :class:`RecordingEventRecorder`."""
+
+    regarding: str
+    event_type: str
+    reason: str
+    action: str
+    note: str
+
+
+class RecordingEventRecorder:
+    """Keeps events in memory (``events``) and forwards them to a Binder, if given."""
+
+    def __init__(self, binder: fw.Binder | None = None) -> None:
+        self.events: list[RecordedEvent] = []
+        self._binder = binder
+
+    def eventf(
+        self,
+        regarding: Pod,
+        related: object | None,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        self.events.append(RecordedEvent(regarding.key, event_type, reason, action, note))
+        if self._binder is not None:
+            self._binder.record_event(
+                regarding,
+                event_type=event_type,
+                reason=reason,
+                action=action,
+                note=note,
+                related=None if related is None else str(related),
+            )
+
+
+class _SimpleNominator:
+    """A nominator for a Framework used on its own (the scheduler's queue provides the real one)."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._by_node.get(node_name, ()))
+
+    def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        self.delete_nominated_pod_if_exists(pod_info.pod)
+        self._by_node.setdefault(node_name, []).append(pod_info)
+        self._node_of[pod_info.pod.uid] = node_name
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        node = self._node_of.pop(pod.uid, None)
+        if node is not None:
+            self._by_node[node] = [p for p in self._by_node[node] if p.pod.uid != pod.uid]
+
+
+# --------------------------------------------------------------------------------------------
+# Score results
+# --------------------------------------------------------------------------------------------
+
+
+@attrs.define
+class PluginScores:
+    """One Score plugin's scores for the feasible nodes, in node order."""
+
+    plugin: str
+    weight: int
+    #: Scores as the plugin returned them (kept only when asked for, e.g. by ``explain``).
+    raw: list[int] | None
+    #: Scores after NormalizeScore (equal to raw when the plugin does not normalise).
+    normalized: list[int]
+
+
+@attrs.define
+class NodeScores:
+    """Scores of every feasible node: per plugin, and weighted totals."""
+
+    names: list[str]
+    totals: list[int]
+    by_plugin: list[PluginScores]
+
+
+# --------------------------------------------------------------------------------------------
+# The Framework
+# --------------------------------------------------------------------------------------------
+
+
+class Framework:
+    """A profile's plugins, wired per extension point, and the Handle they share.
+
+    Build one from configuration with :meth:`from_profile`; a Framework with no plugins (the
+    plain constructor) is a complete :class:`~schedframe.framework.Handle`, handy for testing a
+    plugin on its own::
+
+        handle = Framework(snapshot=Snapshot.from_objects(nodes, pods))
+        plugin = NodeResourcesFit(NodeResourcesFitArgs(), handle)
+    """
+
+    def __init__(
+        self,
+        *,
+        profile_name: str = "default-scheduler",
+        snapshot: Snapshot | None = None,
+        namespaces: Iterable[Namespace] = (),
+        pdbs: Iterable[PodDisruptionBudget] = (),
+        cluster: ClusterView | None = None,
+        clock: fw.Clock | None = None,
+        timers: Timers | None = None,
+        rng: random.Random | None = None,
+        binder: fw.Binder | None = None,
+        event_recorder: fw.EventRecorder | None = None,
+        nominator: fw.Nominator | None = None,
+        activator: Callable[[Iterable[Pod]], None] | None = None,
+        waiting_pods: WaitingPods | None = None,
+        parallelism: int = 16,
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        from schedframe.cache import Snapshot
+
+        self._profile_name = profile_name
+        self._snapshot = snapshot if snapshot is not None else Snapshot()
+        self._cluster = cluster if cluster is not None else ClusterView(namespaces, pdbs)
+        self._clock: fw.Clock = clock if clock is not None else _RealClock()
+        self._timers: Timers = timers if timers is not None else ThreadTimers()
+        self._rng = rng if rng is not None else random.Random(0)
+        self._binder: fw.Binder = binder if binder is not None else _NoBackend()
+        self._event_recorder: fw.EventRecorder = (
+            event_recorder if event_recorder is not None else RecordingEventRecorder(binder)
+        )
+        self._nominator: fw.Nominator = nominator if nominator is not None else _SimpleNominator()
+        self._activator = activator
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self._parallelism = parallelism
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+
+        self.plugins: dict[str, fw.Plugin] = {}
+        self.pre_enqueue_plugins: list[fw.PreEnqueuePlugin] = []
+        self.queue_sort_plugins: list[fw.QueueSortPlugin] = []
+        self.pre_filter_plugins: list[fw.PreFilterPlugin] = []
+        self.filter_plugins: list[fw.FilterPlugin] = []
+        self.post_filter_plugins: list[fw.PostFilterPlugin] = []
+        self.pre_score_plugins: list[fw.PreScorePlugin] = []
+        self.score_plugins: list[fw.ScorePlugin] = []
+        self.reserve_plugins: list[fw.ReservePlugin] = []
+        self.permit_plugins: list[fw.PermitPlugin] = []
+        self.pre_bind_plugins: list[fw.PreBindPlugin] = []
+        self.bind_plugins: list[fw.BindPlugin] = []
+        self.post_bind_plugins: list[fw.PostBindPlugin] = []
+        self.score_weights: dict[str, int] = {}
+        #: ``(plugin name, registrations)`` for every plugin that can reject a pod.
+        self.enqueue_extensions: list[tuple[str, tuple[fw.ClusterEventWithHint, ...]]] = []
+        self.plugin_args: dict[str, object] = {}
+        self._compile()
+
+    # -- building ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_profile(
+        cls,
+        profile: Profile,
+        registry: Registry,
+        *,
+        index: int = 0,
+        source: str | None = None,
+        **handle_options: Any,
+    ) -> Framework:
+        """Build the Framework of one profile of a ``KubeSchedulerConfiguration``.
+
+        Mirrors upstream ``NewFramework``: instantiate every plugin the profile names once
+        (with its decoded args), fill each extension point from its own ``enabled`` list, then
+        expand ``multiPoint`` (explicit per-point entries first, then multiPoint ones, then the
+        rest), check there is exactly one QueueSort and at least one Bind plugin, and settle
+        score weights (unset or 0 means 1; the sum must not overflow).
+
+        Raises:
+            ConfigError: naming the field path (``profiles[0].plugins.filter.enabled[1].name``)
+                of an unknown plugin, bad args, a plugin that does not implement the point it
+                is enabled at, a duplicate, or a missing QueueSort/Bind plugin.
+            PluginError: a plugin's factory failed.
+        """
+        from schedframe.config import decode_args
+
+        fwk = cls(
+            profile_name=profile.scheduler_name,
+            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+            **handle_options,
+        )
+        base = f"profiles[{index}]"
+        issues: list[FieldIssue] = []
+
+        # Every plugin named anywhere, with the first place it was named.
+        needed: dict[str, str] = {}
+        for attr, _, _, key in (*EXTENSION_POINTS, ("multi_point", object, "", "multiPoint")):
+            for k, ref in enumerate(getattr(profile.plugins, attr).enabled):
+                needed.setdefault(ref.name, f"{base}.plugins.{key}.enabled[{k}].name")
+
+        plugin_config: dict[str, tuple[int, Mapping[str, object] | None]] = {}
+        for j, pc in enumerate(profile.plugin_config):
+            plugin_config.setdefault(pc.name, (j, pc.args))
+
+        for name, where in needed.items():
+            try:
+                factory = registry.load(name)
+            except PluginError as exc:
+                issues.append(FieldIssue(path=where, kind=NOT_FOUND, value=name, detail=str(exc)))
+                continue
+            args_type = getattr(factory, "args_type", None)
+            j, raw = plugin_config.get(name, (-1, None))
+            args_path = f"{base}.pluginConfig[{j}].args"
+            args: object = None
+            if args_type is not None:
+                try:
+                    args = decode_args(args_type, raw, path=args_path, source=source)
+                except ConfigError as exc:
+                    issues.extend(exc.issues)
+                    continue
+            elif raw:
+                issues.append(
+                    FieldIssue(
+                        path=args_path,
+                        kind=INVALID,
+                        detail=f"plugin {name} takes no arguments",
+                    )
+                )
+                continue
+            try:
+                plugin = factory(args, fwk)
+            except Exception as exc:
+                raise PluginError(f'initializing plugin "{name}": {_failure_text(exc)}') from exc
+            if getattr(plugin, "name", None) != name:
+                raise PluginError(
+                    f'plugin registered as "{name}" reports the name '
+                    f'"{getattr(plugin, "name", None)}"; they must be equal'
+                )
+            fwk.plugins[name] = plugin
+            fwk.plugin_args[name] = args
+        if issues:
+            raise ConfigError(issues, source=source)
+
+        for attr, proto, type_name, key in EXTENSION_POINTS:
+            issues += fwk._fill_point(profile, attr, proto, type_name, f"{base}.plugins.{key}")
+        if issues:
+            raise ConfigError(issues, source=source)
+
+        if len(fwk.queue_sort_plugins) != 1:
+            raise ConfigError(
+                [
+                    FieldIssue(
+                        path=f"{base}.plugins.queueSort",
+                        kind=INVALID,
+                        detail="only one queue sort plugin required for profile with scheduler "
+                        f'name "{profile.scheduler_name}", but got {len(fwk.queue_sort_plugins)}',
+                    )
+                ],
+                source=source,
+            )
+        if not fwk.bind_plugins:
+            raise ConfigError(
+                [
+                    FieldIssue(
+                        path=f"{base}.plugins.bind",
+                        kind=INVALID,
+                        detail="at least one bind plugin is needed for profile with scheduler "
+                        f'name "{profile.scheduler_name}"',
+                    )
+                ],
+                source=source,
+            )
+        fwk._settle_weights(profile, f"{base}.plugins", source)
+        for name, plugin in fwk.plugins.items():
+            if isinstance(plugin, _REJECTING_KINDS):
+                if isinstance(plugin, fw.EnqueueExtensions):
+                    events = tuple(plugin.events_to_register())
+                else:
+                    events = _ALL_EVENTS
+                fwk.enqueue_extensions.append((name, events))
+        fwk._compile()
+        return fwk
+
+    def _fill_point(
+        self, profile: Profile, attr: str, proto: type, type_name: str, path: str
+    ) -> list[FieldIssue]:
+        """Fill one extension point (upstream updatePluginList + expandMultiPointPlugins)."""
+        issues: list[FieldIssue] = []
+        pset: PluginSet = getattr(profile.plugins, attr)
+        enabled: list[str] = []
+        for k, ref in enumerate(pset.enabled):
+            plugin = self.plugins.get(ref.name)
+            if plugin is None:
+                continue  # reported while loading
+            if not isinstance(plugin, proto):
+                issues.append(
+                    FieldIssue(
+                        path=f"{path}.enabled[{k}].name",
+                        kind=INVALID,
+                        value=ref.name,
+                        detail=f'plugin "{ref.name}" does not extend {type_name} plugin',
+                    )
+                )
+            elif ref.name in enabled:
+                issues.append(
+                    FieldIssue(
+                        path=f"{path}.enabled[{k}].name",
+                        kind=INVALID,
+                        value=ref.name,
+                        detail=f'plugin "{ref.name}" already registered as "{type_name}"',
+                    )
+                )
+            else:
+                enabled.append(ref.name)
+
+        order = list(enabled)
+        disabled = {ref.name for ref in pset.disabled}
+        multi = profile.plugins.multi_point
+        if multi.enabled and "*" not in disabled:
+            overrides: list[str] = []
+            from_multi: list[str] = []
+            for k, ref in enumerate(multi.enabled):
+                plugin = self.plugins.get(ref.name)
+                if plugin is None or not isinstance(plugin, proto) or ref.name in disabled:
+                    continue
+                if ref.name in enabled:
+                    overrides.append(ref.name)
+                    continue
+                if ref.name in from_multi:
+                    issues.append(
+                        FieldIssue(
+                            path=f"{path.rsplit('.', 1)[0]}.multiPoint.enabled[{k}].name",
+                            kind=INVALID,
+                            value=ref.name,
+                            detail=f'plugin "{ref.name}" already registered as "{type_name}"',
+                        )
+                    )
+                    continue
+                from_multi.append(ref.name)
+            # Explicit per-point settings of multiPoint plugins first, in their own order;
+            # then multiPoint's; then the other per-point plugins.
+            order = (
+                [n for n in enabled if n in overrides]
+                + from_multi
+                + [n for n in enabled if n not in overrides]
+            )
+        getattr(self, f"{attr}_plugins").extend(self.plugins[n] for n in order)
+        return issues
+
+    def _settle_weights(self, profile: Profile, path: str, source: str | None) -> None:
+        total = 0
+        for ref in (*profile.plugins.score.enabled, *profile.plugins.multi_point.enabled):
+            plugin = self.plugins.get(ref.name)
+            if plugin is None or not isinstance(plugin, fw.ScorePlugin):
+                continue
+            if ref.name in self.score_weights:
+                continue  # the per-point weight wins over multiPoint's
+            weight = ref.weight or 1
+            self.score_weights[ref.name] = weight
+            if weight * fw.MAX_NODE_SCORE > fw.MAX_TOTAL_SCORE - total:
+                raise ConfigError(
+                    [
+                        FieldIssue(
+                            path=path,
+                            kind=INVALID,
+                            detail="total score of Score plugins could overflow",
+                        )
+                    ],
+                    source=source,
+                )
+            total += weight * fw.MAX_NODE_SCORE
+        for plugin in self.score_plugins:
+            self.score_weights.setdefault(plugin.name, 1)
+
+    def add_plugin(self, plugin: fw.Plugin, *, weight: int = 1) -> None:
+        """Enable an already-built plugin at every point it implements (tests, embedding)."""
+        self.plugins[plugin.name] = plugin
+        for attr, proto, _, _ in EXTENSION_POINTS:
+            if isinstance(plugin, proto):
+                getattr(self, f"{attr}_plugins").append(plugin)
+        if isinstance(plugin, fw.ScorePlugin):
+            self.score_weights[plugin.name] = weight
+        if isinstance(plugin, _REJECTING_KINDS):
+            events = (
+                tuple(plugin.events_to_register())
+                if isinstance(plugin, fw.EnqueueExtensions)
+                else _ALL_EVENTS
+            )
+            self.enqueue_extensions.append((plugin.name, events))
+        self._compile()
+
+    def _compile(self) -> None:
+        # Bound methods resolved once, so the per-node loops do no attribute lookups.
+        self._filter_fns = tuple((p.name, p.filter) for p in self.filter_plugins)
+        self._pre_filter_ext = tuple(
+            (p.name, p) for p in self.pre_filter_plugins if isinstance(p, fw.PreFilterExtensions)
+        )
+        self._score_fns = tuple(
+            (
+                p.name,
+                p.score,
+                p.normalize_score if isinstance(p, fw.ScoreExtensions) else None,
+                self.score_weights.get(p.name, 1),
+            )
+            for p in self.score_plugins
+        )
+
+    def close(self) -> None:
+        """Close every plugin that has a ``close()`` method; failures are logged, not raised."""
+        for name, plugin in self.plugins.items():
+            closer = getattr(plugin, "close", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception:
+                    log.exception("plugin %s failed to close", name)
+
+    # -- introspection -----------------------------------------------------------------------
+
+    def list_plugins(self) -> dict[str, list[tuple[str, int | None]]]:
+        """Enabled plugins per extension point (config attribute names), score weights included."""
+        out: dict[str, list[tuple[str, int | None]]] = {}
+        for attr, _, _, _ in EXTENSION_POINTS:
+            plugins = getattr(self, f"{attr}_plugins")
+            if plugins:
+                out[attr] = [
+                    (p.name, self.score_weights.get(p.name) if attr == "score" else None)
+                    for p in plugins
+                ]
+        return out
+
+    def has_filter_plugins(self) -> bool:
+        """True when at least one Filter plugin is enabled."""
+        return bool(self.filter_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        """True when at least one PostFilter plugin is enabled."""
+        return bool(self.post_filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        """True when at least one Score plugin is enabled."""
+        return bool(self.score_plugins)
+
+    def queue_sort_less(self) -> Callable[[fw.QueuedPodInfo, fw.QueuedPodInfo], bool]:
+        """The QueueSort plugin's ``less``."""
+        if not self.queue_sort_plugins:
+            raise PluginError(f"profile {self._profile_name} has no QueueSort plugin")
+        return self.queue_sort_plugins[0].less
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        """Point the Handle's snapshot lister at ``snapshot`` (the scheduler does, each cycle)."""
+        self._snapshot = snapshot
+
+    # -- the Handle --------------------------------------------------------------------------
+
+    @property
+    def profile_name(self) -> str:
+        """The profile's ``schedulerName``."""
+        return self._profile_name
+
+    @property
+    def clock(self) -> fw.Clock:
+        """The scheduler's clock."""
+        return self._clock
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's random source."""
+        return self._rng
+
+    @property
+    def parallelism(self) -> int:
+        """The configured parallelism."""
+        return self._parallelism
+
+    def snapshot_shared_lister(self) -> Snapshot:
+        """The current cycle's snapshot."""
+        return self._snapshot
+
+    def namespace(self, name: str) -> Namespace | None:
+        """A namespace by name."""
+        return self._cluster.namespace(name)
+
+    def namespaces(self) -> Iterable[Namespace]:
+        """Every namespace."""
+        return self._cluster.namespaces()
+
+    def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
+        """Every PodDisruptionBudget."""
+        return self._cluster.pod_disruption_budgets()
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """A pod parked by Permit."""
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self, callback: Callable[[fw.WaitingPod], None]) -> None:
+        """Call ``callback`` for every waiting pod."""
+        self.waiting_pods.iterate(callback)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a waiting pod (message ``removed``, as upstream); True if there was one."""
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    @property
+    def binder(self) -> fw.Binder:
+        """The backend's write side."""
+        return self._binder
+
+    @property
+    def event_recorder(self) -> fw.EventRecorder:
+        """The event recorder."""
+        return self._event_recorder
+
+    @property
+    def nominator(self) -> fw.Nominator:
+        """Nominated pods by node."""
+        return self._nominator
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Ask the queue to activate ``pods`` (no-op without a scheduler)."""
+        if self._activator is not None:
+            self._activator(pods)
+
+    # -- running the extension points --------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        """PreEnqueue: the first plugin that does not admit the pod gates it.
+
+        The returned status names the gating plugin (``status.plugin``); an exception or a
+        non-rejection code becomes ``ERROR``, which also keeps the pod out.
+        """
+        for plugin in self.pre_enqueue_plugins:
+            name = plugin.name
+            try:
+                status = plugin.pre_enqueue(pod)
+            except Exception as exc:
+                return _raised(f'running PreEnqueue plugin "{name}"', exc, name)
+            if status is not None and not status.is_success():
+                if not status.is_rejected():
+                    return _as_error(f'running PreEnqueue plugin "{name}"', status, name)
+                return status.with_plugin(name)
+        return None
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod
+    ) -> tuple[fw.PreFilterResult | None, Status | None, set[str]]:
+        """PreFilter: returns the merged result, the status, and plugins that narrowed nodes.
+
+        Upstream ``RunPreFilterPlugins``: Skip records the plugin in
+        ``state.skip_filter_plugins``; UnschedulableAndUnresolvable stops at once;
+        Unschedulable is remembered while the remaining plugins still run; any other failure is
+        an error; results are intersected and an empty intersection is
+        UnschedulableAndUnresolvable.
+        """
+        started = time.perf_counter()
+        nodes = self._snapshot.list()
+        skip: set[str] = set()
+        state.skip_filter_plugins = skip
+        result: fw.PreFilterResult | None = None
+        with_nodes: set[str] = set()
+        returned: Status | None = None
+        try:
+            for plugin in self.pre_filter_plugins:
+                name = plugin.name
+                try:
+                    out = plugin.pre_filter(state, pod, nodes)
+                except Exception as exc:
+                    return None, _raised(f'running PreFilter plugin "{name}"', exc, name), set()
+                if isinstance(out, Status):
+                    if out.is_skip():
+                        skip.add(name)
+                        continue
+                    if not out.is_success():
+                        if out.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                            return None, out.with_plugin(name), set()
+                        if out.code is Code.UNSCHEDULABLE:
+                            returned = out.with_plugin(name)
+                            continue
+                        return None, _as_error(f'running PreFilter plugin "{name}"', out, name), set()
+                    out = None
+                if out is not None and not out.all_nodes():
+                    with_nodes.add(name)
+                    result = out.merge(result) if result is not None else out
+                    if result.node_names is not None and not result.node_names:
+                        names = sorted(with_nodes)
+                        if len(names) == 1:
+                            msg = f"node(s) didn't satisfy plugin {names[0]}"
+                        else:
+                            msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                        return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
+            return result, returned, with_nodes
+        finally:
+            state.durations["PreFilter"] = time.perf_counter() - started
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Every PreFilter plugin's ``add_pod`` (plugins that skipped are left out)."""
+        skip = state.skip_filter_plugins
+        for name, plugin in self._pre_filter_ext:
+            if name in skip:
+                continue
+            prefix = f'running AddPod on PreFilter plugin "{name}"'
+            try:
+                status = plugin.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
+            except Exception as exc:
+                return _raised(prefix, exc, name)
+            if status is not None and not status.is_success():
+                return _as_error(prefix, status, name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        """Every PreFilter plugin's ``remove_pod`` (plugins that skipped are left out)."""
+        skip = state.skip_filter_plugins
+        for name, plugin in self._pre_filter_ext:
+            if name in skip:
+                continue
+            prefix = f'running RemovePod on PreFilter plugin "{name}"'
+            try:
+                status = plugin.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
+            except Exception as exc:
+                return _raised(prefix, exc, name)
+            if status is not None and not status.is_success():
+                return _as_error(prefix, status, name)
+        return None
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter on one node: plugins in order, the first non-success decides.
+
+        Upstream ``RunFilterPlugins``: plugins in ``state.skip_filter_plugins`` are passed over;
+        a status that is not a rejection becomes an error; the status names its plugin.
+        """
+        skip = state.skip_filter_plugins
+        for name, filter_fn in self._filter_fns:
+            if skip and name in skip:
+                continue
+            try:
+                status = filter_fn(state, pod, node_info)
+            except Exception as exc:
+                return _raised(f'running "{name}" filter plugin', exc, name)
+            if status is not None and status.code is not Code.SUCCESS:
+                if not status.is_rejected():
+                    return _as_error(f'running "{name}" filter plugin', status, name)
+                return status if status.plugin == name else status.with_plugin(name)
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """Filter with nominated pods of equal or higher priority counted, then without them.
+
+        Upstream ``RunFilterPluginsWithNominatedPods``: when the node has such nominated pods,
+        the filters run once with them added (on cloned state and node) and, if that passes,
+        once more without; both must pass.
+        """
+        nominated = self._nominator.nominated_pods_for_node(node_info.name) if node_info.node else []
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info)
+        priority = pod.priority
+        state_out: CycleState | None = None
+        info_out: NodeInfo | None = None
+        for pi in nominated:
+            if pi.pod.priority >= priority and pi.pod.uid != pod.uid:
+                if state_out is None or info_out is None:
+                    state_out, info_out = state.clone(), node_info.clone()
+                info_out.add_pod(pi)
+                status = self.run_pre_filter_extension_add_pod(state_out, pod, pi, info_out)
+                if status is not None and not status.is_success():
+                    return status
+        if state_out is None or info_out is None:
+            return self.run_filter_plugins(state, pod, node_info)
+        status = self.run_filter_plugins(state_out, pod, info_out)
+        if status is not None and not status.is_success():
+            return status
+        return self.run_filter_plugins(state, pod, node_info)
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_to_status: fw.NodeToStatus
+    ) -> tuple[fw.PostFilterResult | None, Status]:
+        """PostFilter: plugins in order until one succeeds, is unresolvable, or errors.
+
+        Upstream ``RunPostFilterPlugins``: otherwise the reasons of every plugin are gathered
+        into one Unschedulable status naming the first rejecting plugin, with the last
+        non-noop result.
+        """
+        started = time.perf_counter()
+        try:
+            result: fw.PostFilterResult | None = None
+            reasons: list[str] = []
+            rejector = ""
+            for plugin in self.post_filter_plugins:
+                name = plugin.name
+                try:
+                    r, status = plugin.post_filter(state, pod, node_to_status)
+                except Exception as exc:
+                    return None, _raised(f'running PostFilter plugin "{name}"', exc, name)
+                if status is None or status.is_success():
+                    return r, Status(Code.SUCCESS)
+                if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return r, status.with_plugin(name)
+                if not status.is_rejected():
+                    return None, _as_error(f'running PostFilter plugin "{name}"', status, name)
+                if (
+                    r is not None
+                    and r.nominating_info is not None
+                    and r.nominating_info.mode is not fw.NominatingMode.NOOP
+                ):
+                    result = r
+                reasons.extend(status.reasons)
+                if not rejector:
+                    rejector = name
+            return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+        finally:
+            state.durations["PostFilter"] = time.perf_counter() - started
+
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        """PreScore: Skip records the plugin in ``state.skip_score_plugins``; other failures error."""
+        started = time.perf_counter()
+        skip: set[str] = set()
+        state.skip_score_plugins = skip
+        try:
+            for plugin in self.pre_score_plugins:
+                name = plugin.name
+                try:
+                    status = plugin.pre_score(state, pod, nodes)
+                except Exception as exc:
+                    return _raised(f'running PreScore plugin "{name}"', exc, name)
+                if status is None or status.is_success():
+                    continue
+                if status.is_skip():
+                    skip.add(name)
+                    continue
+                return _as_error(f'running PreScore plugin "{name}"', status, name)
+            return None
+        finally:
+            state.durations["PreScore"] = time.perf_counter() - started
+
+    def run_score_plugins(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        *,
+        keep_raw: bool = False,
+    ) -> tuple[NodeScores | None, Status | None]:
+        """Score, NormalizeScore and weights, upstream ``RunScorePlugins``.
+
+        Every normalised score must lie in ``[0, 100]``; the weighted sum over plugins is the
+        node's total. ``keep_raw`` keeps each plugin's scores from before normalisation.
+        """
+        started = time.perf_counter()
+        try:
+            names = [ni.name for ni in nodes]
+            skip = state.skip_score_plugins
+            by_plugin: list[PluginScores] = []
+            for name, score_fn, normalize_fn, weight in self._score_fns:
+                if skip and name in skip:
+                    continue
+                try:
+                    scores = [score_fn(state, pod, ni) for ni in nodes]
+                except Exception as exc:
+                    return None, _raised(
+                        f'running Score plugins: plugin "{name}" failed with', exc, name
+                    )
+                raw = list(scores) if keep_raw else None
+                if normalize_fn is not None:
+                    nsl = fw.NodeScoreList(names, scores)
+                    try:
+                        status = normalize_fn(state, pod, nsl)
+                    except Exception as exc:
+                        return None, _raised(
+                            f'running Normalize on Score plugins: plugin "{name}" failed with',
+                            exc,
+                            name,
+                        )
+                    if status is not None and not status.is_success():
+                        return None, _as_error(
+                            f'running Normalize on Score plugins: plugin "{name}" failed with',
+                            status,
+                            name,
+                        )
+                    scores = nsl.scores
+                by_plugin.append(PluginScores(name, weight, raw, scores))
+            totals = [0] * len(nodes)
+            for ps in by_plugin:
+                w = ps.weight
+                for i, s in enumerate(ps.normalized):
+                    if s > fw.MAX_NODE_SCORE or s < fw.MIN_NODE_SCORE:
+                        msg = (
+                            "applying score defaultWeights on Score plugins: "
+                            f'plugin "{ps.plugin}" returns an invalid score {s}, it should in the '
+                            f"range of [{fw.MIN_NODE_SCORE}, {fw.MAX_NODE_SCORE}] after normalizing"
+                        )
+                        return None, Status(Code.ERROR, msg, plugin=ps.plugin)
+                    totals[i] += s * w
+            return NodeScores(names, totals, by_plugin), None
+        finally:
+            state.durations["Score"] = time.perf_counter() - started
+
+    def run_reserve_plugins_reserve(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        """Reserve, in order; the first failure stops (the caller then runs Unreserve)."""
+        started = time.perf_counter()
+        try:
+            for plugin in self.reserve_plugins:
+                name = plugin.name
+                prefix = f'running Reserve plugin "{name}"'
+                try:
+                    status = plugin.reserve(state, pod, node_name)
+                except Exception as exc:
+                    return _raised(prefix, exc, name)
+                if status is not None and not status.is_success():
+                    if status.is_rejected():
+                        return status.with_plugin(name)
+                    return _as_error(prefix, status, name)
+            return None
+        finally:
+            state.durations["Reserve"] = time.perf_counter() - started
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve every Reserve plugin in *reverse* order; a failing one is logged and passed."""
+        for plugin in reversed(self.reserve_plugins):
+            try:
+                plugin.unreserve(state, pod, node_name)
+            except Exception:
+                log.exception("Unreserve of plugin %s failed for pod %s", plugin.name, pod.key)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Permit: a rejection or error stops; any Wait parks the pod as a waiting pod.
+
+        Upstream ``RunPermitPlugins``: each waiting plugin's timeout is capped at 15 minutes;
+        the returned status is ``WAIT`` with upstream's message, and the waiting pod is then
+        found through :meth:`get_waiting_pod`.
+        """
+        started = time.perf_counter()
+        try:
+            timeouts: dict[str, float] = {}
+            for plugin in self.permit_plugins:
+                name = plugin.name
+                prefix = f'running Permit plugin "{name}"'
+                try:
+                    status = plugin.permit(state, pod, node_name)
+                except Exception as exc:
+                    return _raised(prefix, exc, name)
+                if status is None or status.is_success():
+                    continue
+                if status.is_rejected():
+                    return status.with_plugin(name)
+                if status.is_wait():
+                    timeouts[name] = status.timeout if status.timeout is not None else 0.0
+                    continue
+                return _as_error(prefix, status, name)
+            if timeouts:
+                self.waiting_pods.add(WaitingPod(pod, timeouts, self._timers, node_name))
+                return Status(
+                    Code.WAIT,
+                    f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"',
+                )
+            return None
+        finally:
+            state.durations["Permit"] = time.perf_counter() - started
+
+    def when_permitted(self, pod: Pod, callback: Callable[[Status | None], None]) -> None:
+        """Call ``callback`` once ``pod`` may proceed to binding (upstream ``WaitOnPermit``).
+
+        Immediately with ``None`` when the pod is not waiting; otherwise when its waiting
+        resolves: ``None`` if allowed, the rejection (Unschedulable, naming the plugin) if not.
+        """
+        wp = self.waiting_pods.get(pod.uid)
+        if wp is None:
+            callback(None)
+            return
+
+        def done(status: Status) -> None:
+            self.waiting_pods.remove(pod.uid)
+            if status.is_success():
+                callback(None)
+            elif status.is_rejected():
+                callback(status)
+            else:
+                callback(_as_error("waiting on permit for pod", status, status.plugin))
+
+        wp.on_done(done)
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind, in order; the first failure stops."""
+        for plugin in self.pre_bind_plugins:
+            name = plugin.name
+            prefix = f'running PreBind plugin "{name}"'
+            try:
+                status = plugin.pre_bind(state, pod, node_name)
+            except Exception as exc:
+                return _raised(prefix, exc, name)
+            if status is not None and not status.is_success():
+                if status.is_rejected():
+                    return status.with_plugin(name)
+                return _as_error(prefix, status, name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Bind plugins until one does not Skip; ``SKIP`` when there are none or all skip."""
+        status: Status | None = Status(Code.SKIP)
+        for plugin in self.bind_plugins:
+            name = plugin.name
+            prefix = f'running Bind plugin "{name}"'
+            try:
+                status = plugin.bind(state, pod, node_name)
+            except Exception as exc:
+                return _raised(prefix, exc, name)
+            if status is not None and status.is_skip():
+                continue
+            if status is not None and not status.is_success():
+                if status.is_rejected():
+                    return status.with_plugin(name)
+                return _as_error(prefix, status, name)
+            return None
+        return status
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """PostBind: informational; a failing plugin is logged and the rest still run."""
+        for plugin in self.post_bind_plugins:
+            try:
+                plugin.post_bind(state, pod, node_name)
+            except Exception:
+                log.exception("PostBind of plugin %s failed for pod %s", plugin.name, pod.key)

@@ -1,0 +1,167 @@
+"""Where plugins come from: entry points in group ``schedframe.plugins``, plus in-process additions.
+
+Discovery reads installed distributions' metadata only; a plugin's module is imported the first
+time a profile enables it (or :meth:`Registry.load` is called). Upstream: ``runtime.Registry``
+(a name -> factory map, merged from in-tree and out-of-tree registries; a clash is an error).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from schedframe.errors import PluginError
+
+if sys.version_info >= (3, 12):
+    from importlib.metadata import entry_points
+else:  # pragma: no cover - exercised on 3.11 only
+    from importlib_metadata import entry_points
+
+if TYPE_CHECKING:
+    from schedframe.framework import Handle, Plugin
+
+__all__ = ["ENTRY_POINT_GROUP", "PluginFactory", "PluginSource", "Registry"]
+
+#: The entry-point group schedframe reads plugins from.
+ENTRY_POINT_GROUP: Final = "schedframe.plugins"
+
+#: ``factory(args, handle) -> plugin``. A plugin class taking ``(args, handle)`` is its own
+#: factory; its optional ``args_type`` attribute names the args class.
+PluginFactory = Callable[[Any, "Handle"], "Plugin"]
+
+
+@attrs.frozen(kw_only=True)
+class PluginSource:
+    """Where one plugin name comes from, as discovery saw it (nothing imported)."""
+
+    name: str
+    #: ``module:attribute`` of the factory, or ``<in-process>`` for :meth:`Registry.register`.
+    value: str
+    #: The distribution that declares the entry point (``None`` for in-process plugins).
+    distribution: str | None = None
+    version: str | None = None
+
+
+class Registry:
+    """A name -> plugin factory map, lazily loaded.
+
+    >>> reg = Registry()
+    >>> reg.register("Noop", NoopPlugin)            # doctest: +SKIP
+    >>> Registry.discover().names()                 # doctest: +SKIP
+    ['DefaultBinder', 'DefaultPreemption', ...]
+    """
+
+    def __init__(self, factories: Mapping[str, PluginFactory] | None = None) -> None:
+        self._sources: dict[str, list[PluginSource]] = {}
+        self._entry_points: dict[str, Any] = {}
+        self._loaded: dict[str, PluginFactory] = {}
+        for name, factory in (factories or {}).items():
+            self.register(name, factory)
+
+    @classmethod
+    def discover(cls, group: str = ENTRY_POINT_GROUP) -> Registry:
+        """A registry of every installed plugin in ``group``; imports no plugin module."""
+        reg = cls()
+        for ep in entry_points(group=group):
+            dist = getattr(ep, "dist", None)
+            source = PluginSource(
+                name=ep.name,
+                value=ep.value,
+                distribution=dist.name if dist is not None else None,
+                version=dist.version if dist is not None else None,
+            )
+            sources = reg._sources.setdefault(ep.name, [])
+            if any(s.value == source.value for s in sources):
+                continue  # the same distribution seen twice on sys.path
+            sources.append(source)
+            reg._entry_points.setdefault(ep.name, ep)
+        return reg
+
+    def register(self, name: str, factory: PluginFactory, *, replace: bool = False) -> None:
+        """Add an in-process plugin (embedding, tests). A taken name raises unless ``replace``."""
+        if name in self._sources and not replace:
+            raise PluginError(
+                f"a plugin named {name} already exists (from {self._describe(name)}); "
+                "pass replace=True to override it"
+            )
+        value = f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', '?')}"
+        self._sources[name] = [PluginSource(name=name, value=value)]
+        self._entry_points.pop(name, None)
+        self._loaded[name] = factory
+
+    def merge(self, other: Registry) -> None:
+        """Add every plugin of ``other``; a name in both is an error (upstream ``Registry.Merge``)."""
+        for name in other.names():
+            if name in self._sources:
+                raise PluginError(
+                    f"a plugin named {name} already exists (from {self._describe(name)}; "
+                    f"again from {other._describe(name)})"
+                )
+        for name, sources in other._sources.items():
+            self._sources[name] = list(sources)
+            if name in other._loaded:
+                self._loaded[name] = other._loaded[name]
+            if name in other._entry_points:
+                self._entry_points[name] = other._entry_points[name]
+
+    def names(self) -> list[str]:
+        """Every plugin name, sorted."""
+        return sorted(self._sources)
+
+    def sources(self) -> list[PluginSource]:
+        """Where every plugin comes from (clashing names list each source)."""
+        return [s for name in self.names() for s in self._sources[name]]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._sources
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+    def is_loaded(self, name: str) -> bool:
+        """True once ``name``'s module has been imported."""
+        return name in self._loaded
+
+    def load(self, name: str) -> PluginFactory:
+        """The factory for ``name``, importing its module on first use.
+
+        Raises:
+            PluginError: the name is unknown (the message lists what is installed), declared
+                by two distributions, or its module or attribute cannot be imported.
+        """
+        factory = self._loaded.get(name)
+        if factory is not None:
+            return factory
+        sources = self._sources.get(name)
+        if not sources:
+            available = ", ".join(self.names()) or "none"
+            raise PluginError(f'no plugin named "{name}" is installed; available: {available}')
+        if len(sources) > 1:
+            raise PluginError(
+                f'plugin name "{name}" is declared by several distributions: '
+                f"{self._describe(name)}; uninstall one of them"
+            )
+        try:
+            loaded = self._entry_points[name].load()
+        except Exception as exc:
+            raise PluginError(
+                f'cannot load plugin "{name}" from {sources[0].value}: '
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if not callable(loaded):
+            raise PluginError(f'plugin "{name}" entry point {sources[0].value} is not callable')
+        self._loaded[name] = loaded
+        return loaded
+
+    def _describe(self, name: str) -> str:
+        parts = []
+        for s in self._sources.get(name, []):
+            where = f"{s.distribution} {s.version}" if s.distribution else "in-process"
+            parts.append(f"{where} ({s.value})")
+        return ", ".join(parts)
