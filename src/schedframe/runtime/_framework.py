@@ -76,7 +76,9 @@ def _failure_text(exc: BaseException) -> str:
 def _as_error(prefix: str, status: Status, plugin: str) -> Status:
     """Upstream ``AsStatus(fmt.Errorf(prefix+": %w", status.AsError()))``."""
     err = status.as_error()
-    return Status(Code.ERROR, f"{prefix}: {err}", error=err, plugin=plugin)
+    # Upstream would print "%!w(<nil>)" for Wait/Skip; say what the plugin returned instead.
+    text = str(err) if err is not None else (status.message() or str(status.code))
+    return Status(Code.ERROR, f"{prefix}: {text}", error=err, plugin=plugin)
 
 
 def _raised(prefix: str, exc: BaseException, plugin: str) -> Status:
