@@ -12,12 +12,20 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 __all__ = [
+    "DUPLICATE",
+    "FORBIDDEN",
+    "INVALID",
+    "NOT_FOUND",
+    "REQUIRED",
+    "UNKNOWN_FIELD",
+    "UNSUPPORTED",
     "BackendError",
     "ConfigError",
     "FieldIssue",
     "ManifestError",
     "PluginError",
     "SchedframeError",
+    "join_path",
 ]
 
 #: Issue kinds, spelled as upstream's ``field.ErrorType`` strings.

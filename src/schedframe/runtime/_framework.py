@@ -743,7 +743,11 @@ class Framework:
                         if out.code is Code.UNSCHEDULABLE:
                             returned = out.with_plugin(name)
                             continue
-                        return None, _as_error(f'running PreFilter plugin "{name}"', out, name), set()
+                        return (
+                            None,
+                            _as_error(f'running PreFilter plugin "{name}"', out, name),
+                            set(),
+                        )
                     out = None
                 if out is not None and not out.all_nodes():
                     with_nodes.add(name)
@@ -826,7 +830,9 @@ class Framework:
         the filters run once with them added (on cloned state and node) and, if that passes,
         once more without; both must pass.
         """
-        nominated = self._nominator.nominated_pods_for_node(node_info.name) if node_info.node else []
+        nominated = (
+            self._nominator.nominated_pods_for_node(node_info.name) if node_info.node else []
+        )
         if not nominated:
             return self.run_filter_plugins(state, pod, node_info)
         priority = pod.priority

@@ -148,11 +148,10 @@ class Registry:
                 f"{self._describe(name)}; uninstall one of them"
             )
         try:
-            loaded = self._entry_points[name].load()
+            loaded: PluginFactory = self._entry_points[name].load()
         except Exception as exc:
             raise PluginError(
-                f'cannot load plugin "{name}" from {sources[0].value}: '
-                f"{type(exc).__name__}: {exc}"
+                f'cannot load plugin "{name}" from {sources[0].value}: {type(exc).__name__}: {exc}'
             ) from exc
         if not callable(loaded):
             raise PluginError(f'plugin "{name}" entry point {sources[0].value} is not callable')

@@ -69,7 +69,8 @@ class WaitingPod:
     def _timeout_callback(self, plugin: str, wait: float) -> Callable[[], None]:
         def fire() -> None:
             self.reject(
-                plugin, f"rejected due to timeout after waiting {_go_duration(wait)} at plugin {plugin}"
+                plugin,
+                f"rejected due to timeout after waiting {_go_duration(wait)} at plugin {plugin}",
             )
 
         return fire
