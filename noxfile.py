@@ -1,6 +1,6 @@
 """Every developer and CI task, as a nox session.
 
-``nox`` with no arguments runs the default sessions in order (lint, typecheck, tests), so the
+``nox`` with no arguments runs the default sessions in order (lint, typecheck, docs, tests), so the
 pytest summary closes the log. ``nox -s demo`` runs the README's main job.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "docs", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
