@@ -30,13 +30,15 @@ class YAMLError(ValueError):
 
 class _StrictLoader(_Base):  # type: ignore[misc]
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Hashable, Any]:
-        seen: dict[Hashable, Any] = {}
+        seen: dict[object, bool] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, Hashable) and key in seen:
+            # Keyed by type too: YAML's `1:` and `true:` are different keys, though 1 == True.
+            marker = (type(key), key) if isinstance(key, Hashable) else None
+            if marker is not None and marker in seen:
                 mark = key_node.start_mark
                 raise _DuplicateKey(str(key), mark.line + 1, mark.column + 1)
-            seen[key] = True
+            seen[marker] = True
         mapping: dict[Hashable, Any] = super().construct_mapping(node, deep=deep)
         return mapping
 
@@ -51,7 +53,7 @@ class _DuplicateKey(Exception):
         self.key, self.line, self.column = key, line, column
 
 
-def _issue_from(exc: Exception) -> FieldIssue:
+def _issue_from(exc: BaseException) -> FieldIssue:
     if isinstance(exc, _DuplicateKey):
         return FieldIssue(
             path="",
@@ -69,7 +71,7 @@ def load_strict(text: str, source: str = "<string>") -> Any:
     """Parse one YAML document; raise :class:`YAMLError` on bad syntax or a repeated key."""
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except (yaml.YAMLError, _DuplicateKey) as exc:
+    except (yaml.YAMLError, _DuplicateKey, ValueError, TypeError) as exc:
         raise YAMLError(_issue_from(exc), source=source) from None
 
 
@@ -77,6 +79,6 @@ def load_all_strict(text: str, source: str = "<string>") -> Iterator[Any]:
     """Parse every document of a multi-document YAML stream, strictly; ``None`` docs are skipped."""
     try:
         docs = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506
-    except (yaml.YAMLError, _DuplicateKey) as exc:
+    except (yaml.YAMLError, _DuplicateKey, ValueError, TypeError) as exc:
         raise YAMLError(_issue_from(exc), source=source) from None
     return (doc for doc in docs if doc is not None)
