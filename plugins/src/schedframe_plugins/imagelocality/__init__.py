@@ -1,0 +1,66 @@
+"""ImageLocality: favour nodes that already have the pod's container images.
+
+Port of upstream ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go``. Each image
+present on the node counts its size scaled by the share of nodes that have it (to avoid piling
+pods onto the few nodes holding an image); the sum is mapped linearly from
+[23 MiB, 1000 MiB x number of containers] onto [0, 100].
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final
+
+from schedframe import framework as fw
+from schedframe.objects import Pod
+from schedframe_plugins import names
+
+__all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "ImageLocality", "calculate_priority"]
+
+NAME: Final = names.IMAGE_LOCALITY
+
+_MB: Final = 1024 * 1024
+#: Image sums below this score 0.
+MIN_THRESHOLD: Final = 23 * _MB
+#: Per container, image sums above this score 100.
+MAX_CONTAINER_THRESHOLD: Final = 1000 * _MB
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Map ``sum_scores`` from [min, max threshold] linearly onto [0, 100] (clamped)."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    sum_scores = max(MIN_THRESHOLD, min(sum_scores, max_threshold))
+    return fw.MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+def scaled_image_score(state: fw.ImageStateSummary, total_num_nodes: int) -> int:
+    """The image's size times the share of nodes that have it (upstream ``scaledImageScore``)."""
+    spread = state.num_nodes / total_num_nodes
+    return int(state.size * spread)
+
+
+def sum_image_scores(node_info: fw.NodeInfo, pod: Pod, total_num_nodes: int) -> int:
+    """The scaled scores of the pod's init and app container images present on the node."""
+    states = node_info.image_states
+    total = 0
+    for container in (*pod.spec.init_containers, *pod.spec.containers):
+        state = states.get(fw.normalized_image_name(container.image))
+        if state is not None:
+            total += scaled_image_score(state, total_num_nodes)
+    return total
+
+
+class ImageLocality(fw.ScorePlugin):
+    """Scores nodes by how much of the pod's image data they already hold."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[type | None] = None
+
+    def __init__(self, args: None, handle: fw.Handle) -> None:
+        self._handle = handle
+
+    def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
+        """The image-locality score of ``node_info`` for ``pod``."""
+        total_num_nodes = len(self._handle.snapshot_shared_lister().node_infos.list())
+        sums = sum_image_scores(node_info, pod, total_num_nodes)
+        num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
+        return calculate_priority(sums, num_containers)

@@ -1,0 +1,46 @@
+"""NodeName: a pod naming a node in ``spec.nodeName`` fits only that node.
+
+Port of upstream ``pkg/scheduler/framework/plugins/nodename/node_name.go``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Final
+
+from schedframe import framework as fw
+from schedframe.objects import Pod
+from schedframe_plugins import names
+
+__all__ = ["ERR_REASON", "NodeName", "fits"]
+
+NAME: Final = names.NODE_NAME
+
+#: The Filter reason for any other node.
+ERR_REASON: Final = "node(s) didn't match the requested node name"
+
+
+def fits(pod: Pod, node_info: fw.NodeInfo) -> bool:
+    """True when the pod names no node, or names this one."""
+    wanted = pod.spec.node_name
+    return not wanted or wanted == node_info.name
+
+
+class NodeName(fw.FilterPlugin, fw.EnqueueExtensions):
+    """Rejects every node but the one named in ``spec.nodeName``."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[type | None] = None
+
+    def __init__(self, args: None, handle: fw.Handle) -> None:
+        self._handle = handle
+
+    def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
+        """UnschedulableAndUnresolvable for a node other than the requested one."""
+        if fits(pod, node_info):
+            return None
+        return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Only a new node (the named one appearing) can help; no hint is needed."""
+        return (fw.ClusterEventWithHint(fw.ClusterEvent(fw.EventResource.NODE, fw.ActionType.ADD)),)

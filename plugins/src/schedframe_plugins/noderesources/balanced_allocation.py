@@ -1,0 +1,140 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resources the pod leaves evenly used.
+
+Port of upstream ``noderesources/balanced_allocation.go`` (v1.35): the score of a node is
+``int((1 - std) * 100)``, where ``std`` is the standard deviation of the requested fractions
+(node's requests plus the pod's, each capped at 1) of the configured resources. Pods that request
+none of the resources (best-effort pods) are not scored at all (PreScore returns Skip).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import ClassVar, Final
+
+import attrs
+
+from schedframe import errors
+from schedframe import framework as fw
+from schedframe.objects import Pod
+from schedframe_plugins import names
+from schedframe_plugins.noderesources.resource_allocation import (
+    DEFAULT_RESOURCES,
+    ResourceAllocationScorer,
+    ResourceSpec,
+    default_resources,
+)
+
+__all__ = [
+    "BalancedAllocation",
+    "NodeResourcesBalancedAllocationArgs",
+    "balanced_resource_score",
+    "balanced_resource_scorer",
+]
+
+NAME: Final = names.NODE_RESOURCES_BALANCED_ALLOCATION
+
+
+@attrs.frozen(kw_only=True)
+class NodeResourcesBalancedAllocationArgs:
+    """Args of NodeResourcesBalancedAllocation: the resources to balance (cpu and memory)."""
+
+    resources: tuple[ResourceSpec, ...] = attrs.field(
+        default=DEFAULT_RESOURCES, converter=default_resources
+    )
+
+    def validate(self) -> list[errors.FieldIssue]:
+        """Upstream ``ValidateNodeResourcesBalancedAllocationArgs``: unique names, weight 1."""
+        issues: list[errors.FieldIssue] = []
+        seen: set[str] = set()
+        for i, resource in enumerate(self.resources):
+            if resource.name in seen:
+                issues.append(
+                    errors.FieldIssue(
+                        path=f"resources[{i}].name", kind=errors.DUPLICATE, value=resource.name
+                    )
+                )
+            else:
+                seen.add(resource.name)
+            if resource.weight != 1:
+                issues.append(
+                    errors.FieldIssue(
+                        path=f"resources[{i}].weight",
+                        kind=errors.INVALID,
+                        value=resource.weight,
+                        detail="must be 1",
+                    )
+                )
+        return issues
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """``int((1 - std) * 100)`` over the requested fractions (each capped at 1) of the
+    resources the node offers; two resources use ``|f1 - f2| / 2``, one or none score 100."""
+    fractions: list[float] = []
+    total = 0.0
+    for req, alloc in zip(requested, allocatable, strict=True):
+        if alloc == 0:
+            continue
+        fraction = min(req / alloc, 1.0)
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    return int((1 - std) * fw.MAX_NODE_SCORE)
+
+
+def balanced_resource_scorer(
+    requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+) -> int:
+    """Upstream ``balancedResourceScorer``: the balance with the pod placed on the node."""
+    return balanced_resource_score(requested, allocatable)
+
+
+def _is_best_effort(pod_requests: Iterable[int]) -> bool:
+    return all(r == 0 for r in pod_requests)
+
+
+_PRE_SCORE: Final = fw.StateKey[list[int]]("PreScore" + NAME)
+
+
+class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
+    """Scores nodes by how evenly their resources would be used with the pod placed."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[type | None] = NodeResourcesBalancedAllocationArgs
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None, handle: fw.Handle) -> None:
+        args = args if args is not None else NodeResourcesBalancedAllocationArgs()
+        issues = args.validate()
+        if issues:
+            raise errors.ConfigError(issues)
+        self.args = args
+        self._handle = handle
+        self._scorer = ResourceAllocationScorer(
+            NAME, balanced_resource_scorer, args.resources, use_requested=True
+        )
+
+    def pre_score(
+        self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
+    ) -> fw.Status | None:
+        """Compute the pod's requests once; Skip for a pod requesting none of the resources,
+        so request-less pods do not all pile onto the same node."""
+        requests = self._scorer.pod_requests(pod)
+        if _is_best_effort(requests):
+            return fw.Status(fw.Code.SKIP)
+        state[_PRE_SCORE] = requests
+        return None
+
+    def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
+        """The balance score; 0 for a best-effort pod scored without PreScore."""
+        requests = state.get(_PRE_SCORE)
+        if requests is None:
+            requests = self._scorer.pod_requests(pod)
+            if _is_best_effort(requests):
+                return 0
+        return self._scorer.score(node_info, requests)

@@ -1,0 +1,647 @@
+"""NodeResourcesFit: does the node have room for the pod's requests? Which node is best?
+
+Port of upstream ``noderesources/fit.go``. Filter checks the pod count and every requested
+resource against what is left on the node; a request bigger than the node's whole allocatable
+is ``UnschedulableAndUnresolvable`` (preemption cannot help), anything else ``Unschedulable``.
+Score applies the configured strategy (LeastAllocated, MostAllocated or
+RequestedToCapacityRatio) to the non-zero requests.
+
+Not modelled: pod-level resources (``spec.resources``), DRA-backed extended resources and the
+in-place resize status resources; the pod's container requests are what count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import ClassVar, Final
+
+import attrs
+
+from schedframe import errors
+from schedframe import framework as fw
+from schedframe.objects import Node, Pod, is_extended_resource_name, is_scalar_resource_name
+from schedframe_plugins import names
+from schedframe_plugins.noderesources.least_allocated import least_resource_scorer
+from schedframe_plugins.noderesources.most_allocated import most_resource_scorer
+from schedframe_plugins.noderesources.requested_to_capacity_ratio import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    requested_to_capacity_ratio_scorer,
+)
+from schedframe_plugins.noderesources.resource_allocation import (
+    DEFAULT_RESOURCES,
+    ResourceAllocationScorer,
+    ResourceSpec,
+    Scorer,
+    default_resources,
+)
+
+__all__ = [
+    "ERR_REASON_TOO_MANY_PODS",
+    "LEAST_ALLOCATED",
+    "MOST_ALLOCATED",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "Fit",
+    "InsufficientResource",
+    "NodeResourcesFitArgs",
+    "PodResourceRequest",
+    "RequestedToCapacityRatioParam",
+    "ScoringStrategy",
+    "UtilizationShapePoint",
+    "compute_pod_resource_request",
+    "fits",
+    "fits_request",
+]
+
+NAME: Final = names.NODE_RESOURCES_FIT
+
+#: The Filter reason when the node already runs as many pods as it allows.
+ERR_REASON_TOO_MANY_PODS: Final = "Too many pods"
+
+LEAST_ALLOCATED: Final = "LeastAllocated"
+MOST_ALLOCATED: Final = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
+_SUPPORTED_STRATEGIES: Final = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+_CPU: Final = "cpu"
+_MEMORY: Final = "memory"
+_EPHEMERAL_STORAGE: Final = "ephemeral-storage"
+_PODS: Final = "pods"
+
+
+def insufficient_reason(resource: str) -> str:
+    """``Insufficient <resource>``, the Filter reason for a resource that does not fit."""
+    return f"Insufficient {resource}"
+
+
+_REASON_CPU: Final = insufficient_reason(_CPU)
+_REASON_MEMORY: Final = insufficient_reason(_MEMORY)
+_REASON_EPHEMERAL_STORAGE: Final = insufficient_reason(_EPHEMERAL_STORAGE)
+
+
+# --------------------------------------------------------------------------------------------
+# Args
+# --------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class UtilizationShapePoint:
+    """A point of a scoring curve: ``utilization`` in percent, ``score`` on 0..10."""
+
+    utilization: int
+    score: int
+
+
+@attrs.frozen(kw_only=True)
+class RequestedToCapacityRatioParam:
+    """The curve of the ``RequestedToCapacityRatio`` strategy."""
+
+    shape: tuple[UtilizationShapePoint, ...] = attrs.field(default=(), converter=tuple)
+
+
+@attrs.frozen(kw_only=True)
+class ScoringStrategy:
+    """How NodeResourcesFit scores nodes (upstream ``ScoringStrategy``).
+
+    ``resources`` defaults to cpu and memory with weight 1, and a weight of 0 reads as 1, as
+    upstream's v1 defaulting does. ``type`` is not defaulted here: upstream only defaults the
+    whole strategy (to LeastAllocated) when it is absent.
+    """
+
+    type: str = ""
+    resources: tuple[ResourceSpec, ...] = attrs.field(
+        default=DEFAULT_RESOURCES, converter=default_resources
+    )
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+
+
+def _default_strategy() -> ScoringStrategy:
+    return ScoringStrategy(type=LEAST_ALLOCATED)
+
+
+@attrs.frozen(kw_only=True)
+class NodeResourcesFitArgs:
+    """Args of NodeResourcesFit (upstream ``NodeResourcesFitArgs``).
+
+    Attributes:
+        ignored_resources: extended resources Filter does not check.
+        ignored_resource_groups: extended-resource prefixes (``example.com``) Filter does not
+            check.
+        scoring_strategy: the Score strategy; LeastAllocated over cpu and memory by default.
+    """
+
+    ignored_resources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    ignored_resource_groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    scoring_strategy: ScoringStrategy = attrs.field(factory=_default_strategy)
+
+    def validate(self) -> list[errors.FieldIssue]:
+        """Upstream ``ValidateNodeResourcesFitArgs``; paths relative to the args."""
+        issues: list[errors.FieldIssue] = []
+        for i, res in enumerate(self.ignored_resources):
+            issues.extend(_label_name_issues(f"ignoredResources[{i}]", res))
+        for i, group in enumerate(self.ignored_resource_groups):
+            path = f"ignoredResourceGroups[{i}]"
+            if "/" in group:
+                issues.append(
+                    errors.FieldIssue(
+                        path=path,
+                        kind=errors.INVALID,
+                        value=group,
+                        detail="resource group name can't contain '/'",
+                    )
+                )
+            issues.extend(_label_name_issues(path, group))
+        strategy = self.scoring_strategy
+        if strategy.type not in _SUPPORTED_STRATEGIES:
+            issues.append(
+                errors.FieldIssue(
+                    path="scoringStrategy.type",
+                    kind=errors.UNSUPPORTED,
+                    value=strategy.type,
+                    detail="supported values: "
+                    + ", ".join(f'"{s}"' for s in _SUPPORTED_STRATEGIES),
+                )
+            )
+        issues.extend(validate_resources(strategy.resources, "scoringStrategy.resources"))
+        if strategy.requested_to_capacity_ratio is not None:
+            # Upstream reports the shape under scoringStrategy.shape.
+            issues.extend(
+                validate_function_shape(
+                    strategy.requested_to_capacity_ratio.shape, "scoringStrategy.shape"
+                )
+            )
+        return issues
+
+
+def validate_resources(resources: Sequence[ResourceSpec], path: str) -> list[errors.FieldIssue]:
+    """Upstream ``validateResources``: every weight within (0, 100]."""
+    return [
+        errors.FieldIssue(
+            path=f"{path}[{i}].weight",
+            kind=errors.INVALID,
+            value=r.weight,
+            detail=f"resource weight of {r.name} not in valid range (0, 100]",
+        )
+        for i, r in enumerate(resources)
+        if r.weight <= 0 or r.weight > 100
+    ]
+
+
+def validate_function_shape(
+    shape: Sequence[UtilizationShapePoint], path: str
+) -> list[errors.FieldIssue]:
+    """Upstream ``validateFunctionShape``: sorted utilisations in [0, 100], scores in [0, 10]."""
+    if not shape:
+        return [
+            errors.FieldIssue(
+                path=path, kind=errors.REQUIRED, detail="at least one point must be specified"
+            )
+        ]
+    issues: list[errors.FieldIssue] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            issues.append(
+                errors.FieldIssue(
+                    path=f"{path}[{i}].utilization",
+                    kind=errors.INVALID,
+                    value=shape[i].utilization,
+                    detail="values must be sorted in increasing order",
+                )
+            )
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= 100:
+            issues.append(
+                errors.FieldIssue(
+                    path=f"{path}[{i}].utilization",
+                    kind=errors.INVALID,
+                    value=point.utilization,
+                    detail="not in valid range [0, 100]",
+                )
+            )
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            issues.append(
+                errors.FieldIssue(
+                    path=f"{path}[{i}].score",
+                    kind=errors.INVALID,
+                    value=point.score,
+                    detail=f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                )
+            )
+    return issues
+
+
+# Upstream apimachinery IsQualifiedName, as metav1validation.ValidateLabelName applies it.
+_QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_RE: Final = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_MSG: Final = (
+    "must consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN_FMT: Final = _DNS_LABEL_FMT + "(\\." + _DNS_LABEL_FMT + ")*"
+_DNS_SUBDOMAIN_RE: Final = re.compile(f"^{_DNS_SUBDOMAIN_FMT}$")
+_DNS_SUBDOMAIN_MSG: Final = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character"
+)
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    shown = "".join((" or " if i else "") + f"'{e}', " for i, e in enumerate(examples))
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def _qualified_name_errors(value: str) -> list[str]:
+    found: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            found.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                found.append("prefix part must be no more than 253 characters")
+            if not _DNS_SUBDOMAIN_RE.match(prefix):
+                found.append(
+                    "prefix part "
+                    + _regex_error(_DNS_SUBDOMAIN_MSG, _DNS_SUBDOMAIN_FMT, "example.com")
+                )
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        found.append("name part must be non-empty")
+    elif len(name) > 63:
+        found.append("name part must be no more than 63 characters")
+    if not _QNAME_RE.match(name):
+        found.append(
+            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+        )
+    return found
+
+
+def _label_name_issues(path: str, value: str) -> list[errors.FieldIssue]:
+    return [
+        errors.FieldIssue(path=path, kind=errors.INVALID, value=value, detail=msg)
+        for msg in _qualified_name_errors(value)
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Fit computation
+# --------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class PodResourceRequest:
+    """What a pod needs on a node (upstream ``framework.Resource`` as PreFilter stores it).
+
+    ``scalar`` holds the extended, hugepage and other scalar resources, in request order.
+    """
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    scalar: dict[str, int] = attrs.field(factory=dict, hash=False)
+
+    def is_empty(self) -> bool:
+        """True when the pod requests nothing at all (no scalar resource even at zero)."""
+        return (
+            self.milli_cpu == 0
+            and self.memory == 0
+            and self.ephemeral_storage == 0
+            and not self.scalar
+        )
+
+
+def compute_pod_resource_request(pod: Pod) -> PodResourceRequest:
+    """The pod's effective requests: containers and sidecars summed, raised to the peak of any
+    init container, plus overhead (upstream ``computePodResourceRequest``)."""
+    requests = pod.requests
+    scalar = {
+        name: amount
+        for name, amount in requests.items()
+        if name not in (_CPU, _MEMORY, _EPHEMERAL_STORAGE, _PODS) and is_scalar_resource_name(name)
+    }
+    return PodResourceRequest(
+        milli_cpu=requests.get(_CPU, 0),
+        memory=requests.get(_MEMORY, 0),
+        ephemeral_storage=requests.get(_EPHEMERAL_STORAGE, 0),
+        scalar=scalar,
+    )
+
+
+@attrs.frozen(kw_only=True)
+class InsufficientResource:
+    """A resource that does not fit (upstream ``InsufficientResource``).
+
+    ``unresolvable`` is set when the request exceeds the node's whole allocatable, so
+    evicting pods cannot make room.
+    """
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+def fits_request(
+    pod_request: PodResourceRequest,
+    node_info: fw.NodeInfo,
+    ignored_resources: frozenset[str] | None = None,
+    ignored_resource_groups: frozenset[str] | None = None,
+) -> list[InsufficientResource]:
+    """Every resource of ``pod_request`` that ``node_info`` cannot hold now (upstream
+    ``fitsRequest``): the pod count first, then cpu, memory, ephemeral storage, scalars."""
+    insufficient: list[InsufficientResource] = []
+    allocatable = node_info.allocatable
+    requested = node_info.requested
+
+    allowed_pods = allocatable.get(_PODS, 0)
+    num_pods = len(node_info.pods)
+    if num_pods + 1 > allowed_pods:
+        insufficient.append(
+            InsufficientResource(
+                resource_name=_PODS,
+                reason=ERR_REASON_TOO_MANY_PODS,
+                requested=1,
+                used=num_pods,
+                capacity=allowed_pods,
+            )
+        )
+
+    if pod_request.is_empty():
+        return insufficient
+
+    for name, reason, amount in (
+        (_CPU, _REASON_CPU, pod_request.milli_cpu),
+        (_MEMORY, _REASON_MEMORY, pod_request.memory),
+        (_EPHEMERAL_STORAGE, _REASON_EPHEMERAL_STORAGE, pod_request.ephemeral_storage),
+    ):
+        if amount > 0:
+            capacity = allocatable.get(name, 0)
+            used = requested.get(name, 0)
+            if amount > capacity - used:
+                insufficient.append(
+                    InsufficientResource(
+                        resource_name=name,
+                        reason=reason,
+                        requested=amount,
+                        used=used,
+                        capacity=capacity,
+                        unresolvable=amount > capacity,
+                    )
+                )
+
+    for name, amount in pod_request.scalar.items():
+        if amount == 0:
+            continue
+        if is_extended_resource_name(name):
+            if ignored_resources and name in ignored_resources:
+                continue
+            if ignored_resource_groups and name.split("/", 1)[0] in ignored_resource_groups:
+                continue
+        capacity = allocatable.get(name, 0)
+        used = requested.get(name, 0)
+        if amount > capacity - used:
+            insufficient.append(
+                InsufficientResource(
+                    resource_name=name,
+                    reason=insufficient_reason(name),
+                    requested=amount,
+                    used=used,
+                    capacity=capacity,
+                    unresolvable=amount > capacity,
+                )
+            )
+    return insufficient
+
+
+def fits(pod: Pod, node_info: fw.NodeInfo) -> list[InsufficientResource]:
+    """Upstream ``Fits``: :func:`fits_request` for ``pod``, nothing ignored."""
+    return fits_request(compute_pod_resource_request(pod), node_info)
+
+
+def is_fit(pod: Pod, node: Node | None) -> bool:
+    """Whether ``pod`` fits an empty ``node`` (upstream ``isFit``); False for no node."""
+    if node is None:
+        return False
+    return not fits(pod, fw.NodeInfo(node))
+
+
+def have_any_requested_resources_increased(pod: Pod, original: Node, modified: Node) -> bool:
+    """Whether the node update raised the pod limit or the allocatable of a resource the pod
+    requests (upstream ``haveAnyRequestedResourcesIncreased``)."""
+    request = compute_pod_resource_request(pod)
+    before = original.status.allocatable
+    after = modified.status.allocatable
+    if after.get(_PODS, 0) > before.get(_PODS, 0):
+        return True
+    if request.is_empty():
+        return False
+    for name, amount in (
+        (_CPU, request.milli_cpu),
+        (_MEMORY, request.memory),
+        (_EPHEMERAL_STORAGE, request.ephemeral_storage),
+    ):
+        if amount > 0 and after.get(name, 0) > before.get(name, 0):
+            return True
+    return any(
+        amount != 0 and after.get(name, 0) > before.get(name, 0)
+        for name, amount in request.scalar.items()
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The plugin
+# --------------------------------------------------------------------------------------------
+
+_PRE_FILTER: Final = fw.StateKey[PodResourceRequest]("PreFilter" + NAME)
+_PRE_SCORE: Final = fw.StateKey[list[int]]("PreScore" + NAME)
+
+
+def _build_scorer(strategy: ScoringStrategy) -> Scorer:
+    resources = strategy.resources
+    if strategy.type == LEAST_ALLOCATED:
+        return least_resource_scorer(resources)
+    if strategy.type == MOST_ALLOCATED:
+        return most_resource_scorer(resources)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        param = strategy.requested_to_capacity_ratio
+        if param is None:
+            raise ValueError(
+                "scoring strategy RequestedToCapacityRatio needs requestedToCapacityRatio.shape"
+            )
+        return requested_to_capacity_ratio_scorer(
+            resources, [(p.utilization, p.score) for p in param.shape]
+        )
+    raise ValueError(f"scoring strategy {strategy.type} is not supported")
+
+
+def _pod(obj: object) -> Pod:
+    if not isinstance(obj, Pod):
+        raise TypeError(f"expected a Pod, got {type(obj).__name__}")
+    return obj
+
+
+def _node(obj: object) -> Node:
+    if not isinstance(obj, Node):
+        raise TypeError(f"expected a Node, got {type(obj).__name__}")
+    return obj
+
+
+class Fit(
+    fw.PreFilterPlugin,
+    fw.FilterPlugin,
+    fw.PreScorePlugin,
+    fw.ScorePlugin,
+    fw.EnqueueExtensions,
+):
+    """Filters out nodes without room for the pod's requests; scores the rest by a strategy."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[type | None] = NodeResourcesFitArgs
+
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: fw.Handle) -> None:
+        args = args if args is not None else NodeResourcesFitArgs()
+        issues = args.validate()
+        if issues:
+            raise errors.ConfigError(issues)
+        self.args = args
+        self._handle = handle
+        self._ignored_resources = frozenset(args.ignored_resources)
+        self._ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        strategy = args.scoring_strategy
+        self._scorer = ResourceAllocationScorer(
+            strategy.type, _build_scorer(strategy), strategy.resources
+        )
+
+    # -- PreFilter / Filter ------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
+    ) -> fw.PreFilterResult | fw.Status | None:
+        """Compute the pod's effective requests once for every Filter call."""
+        state[_PRE_FILTER] = compute_pod_resource_request(pod)
+        return None
+
+    def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
+        """Reject the node when a requested resource or the pod count does not fit."""
+        request = state.get(_PRE_FILTER)
+        if request is None:
+            return fw.Status(
+                fw.Code.ERROR, f'error reading "{_PRE_FILTER.name}" from cycleState: not found'
+            )
+        insufficient = fits_request(
+            request, node_info, self._ignored_resources, self._ignored_resource_groups
+        )
+        if not insufficient:
+            return None
+        code = (
+            fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            if any(r.unresolvable for r in insufficient)
+            else fw.Code.UNSCHEDULABLE
+        )
+        return fw.Status(code, *(r.reason for r in insufficient))
+
+    # -- PreScore / Score --------------------------------------------------------------------
+
+    def pre_score(
+        self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
+    ) -> fw.Status | None:
+        """Compute the pod's non-zero request per scored resource once."""
+        state[_PRE_SCORE] = self._scorer.pod_requests(pod)
+        return None
+
+    def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
+        """The strategy's score for the node (computed on the fly without PreScore)."""
+        requests = state.get(_PRE_SCORE)
+        if requests is None:
+            requests = self._scorer.pod_requests(pod)
+        return self._scorer.score(node_info, requests)
+
+    # -- EnqueueExtensions -------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Deleted or scaled-down pods free room; a new or grown node may have room.
+
+        Upstream registers the scale-down of the pod being scheduled as a ``TargetPod`` event;
+        here that is the unscheduled-pod update, whose hint checks it is the same pod.
+        """
+        return (
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.EventResource.ASSIGNED_POD, fw.ActionType.DELETE),
+                self.is_schedulable_after_assigned_pod_delete,
+            ),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(
+                    fw.EventResource.NODE,
+                    fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE,
+                ),
+                self.is_schedulable_after_node_change,
+            ),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.EventResource.ASSIGNED_POD, fw.ActionType.UPDATE_POD_SCALE_DOWN),
+                self.is_schedulable_after_pod_scale_down,
+            ),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(
+                    fw.EventResource.UNSCHEDULABLE_POD, fw.ActionType.UPDATE_POD_SCALE_DOWN
+                ),
+                self.is_schedulable_after_pod_scale_down,
+            ),
+        )
+
+    def is_schedulable_after_assigned_pod_delete(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Queue unless the deleted pod was neither bound nor nominated anywhere."""
+        deleted = _pod(old_obj)
+        if deleted.node_name == "" and deleted.nominated_node_name == "":
+            return fw.QueueingHint.QUEUE_SKIP
+        return fw.QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_scale_down(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Queue when the pod itself shrank, or a bound pod gave back something it requests."""
+        original = _pod(old_obj)
+        modified = _pod(new_obj)
+        if modified.uid == pod.uid:
+            return fw.QueueingHint.QUEUE
+        if modified.node_name == "":
+            return fw.QueueingHint.QUEUE_SKIP
+        before = original.requests
+        after = modified.requests
+        for name, amount in pod.requests.items():
+            if amount == 0:
+                continue
+            if name not in (_CPU, _MEMORY, _EPHEMERAL_STORAGE) and not is_scalar_resource_name(
+                name
+            ):
+                continue
+            if before.get(name, 0) > after.get(name, 0):
+                return fw.QueueingHint.QUEUE
+        return fw.QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Queue for a new node the pod fits, or an update that grew what the pod needs."""
+        modified = _node(new_obj)
+        original = None if old_obj is None else _node(old_obj)
+        if not is_fit(pod, modified):
+            return fw.QueueingHint.QUEUE_SKIP
+        if original is None:
+            return fw.QueueingHint.QUEUE
+        if not have_any_requested_resources_increased(pod, original, modified):
+            return fw.QueueingHint.QUEUE_SKIP
+        return fw.QueueingHint.QUEUE

@@ -1,0 +1,46 @@
+"""The ``LeastAllocated`` scoring strategy: favour nodes with the most room left.
+
+Port of upstream ``noderesources/least_allocated.go``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from schedframe import framework as fw
+from schedframe_plugins.noderesources.resource_allocation import ResourceSpec, Scorer
+
+__all__ = ["least_requested_score", "least_resource_scorer"]
+
+
+def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    """A scorer averaging, with the resources' weights, the unused share of each resource.
+
+    ``sum(weight * (allocatable - requested) * 100 // allocatable) // sum(weight)`` over the
+    resources the node offers; 0 when it offers none of them.
+    """
+    weights = tuple(r.weight for r in resources)
+
+    def scorer(
+        requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+    ) -> int:
+        node_score = 0
+        weight_sum = 0
+        for i, capacity in enumerate(allocatable):
+            if capacity == 0:
+                continue
+            weight = weights[i]
+            node_score += least_requested_score(requested[i], capacity) * weight
+            weight_sum += weight
+        if weight_sum == 0:
+            return 0
+        return node_score // weight_sum
+
+    return scorer
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """The unused share of ``capacity`` on the 0..100 scale; 0 when over-requested."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * fw.MAX_NODE_SCORE // capacity

@@ -1,0 +1,124 @@
+"""The scoring engine shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Port of upstream ``noderesources/resource_allocation.go``: for each configured resource it
+works out the node's allocatable amount, what is already allocated there, and what would be
+requested with the pod on it, then hands the three columns to a strategy function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final
+
+import attrs
+
+from schedframe import framework as fw
+from schedframe.objects import Pod, is_scalar_resource_name
+
+__all__ = ["DEFAULT_RESOURCES", "ResourceAllocationScorer", "ResourceSpec", "Scorer"]
+
+_CPU: Final = "cpu"
+_MEMORY: Final = "memory"
+_EPHEMERAL_STORAGE: Final = "ephemeral-storage"
+
+
+@attrs.frozen(kw_only=True)
+class ResourceSpec:
+    """One resource a scoring strategy looks at, and its weight (upstream ``ResourceSpec``)."""
+
+    name: str
+    weight: int = 1
+
+
+#: ``cpu`` and ``memory`` with weight 1: upstream's ``defaultResourceSpec``.
+DEFAULT_RESOURCES: Final = (ResourceSpec(name=_CPU, weight=1), ResourceSpec(name=_MEMORY, weight=1))
+
+
+def default_resources(value: Iterable[ResourceSpec]) -> tuple[ResourceSpec, ...]:
+    """Upstream v1 defaulting of a resource list: empty -> cpu and memory; weight 0 -> 1."""
+    specs = tuple(value)
+    if not specs:
+        return DEFAULT_RESOURCES
+    return tuple(attrs.evolve(s, weight=1) if s.weight == 0 else s for s in specs)
+
+
+#: ``scorer(requested, allocated, allocatable) -> score``: each argument holds one integer per
+#: configured resource; ``requested`` includes the pod, ``allocated`` does not. Resources the
+#: node does not offer (allocatable 0) are zero in all three.
+Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
+
+
+class ResourceAllocationScorer:
+    """Computes a node's score from per-resource amounts (upstream ``resourceAllocationScorer``).
+
+    Args:
+        name: the strategy's name, for messages.
+        scorer: the strategy function.
+        resources: the resources to look at, in order.
+        use_requested: read the node's and the pod's plain requests for cpu and memory
+            (BalancedAllocation) instead of the non-zero ones (Fit's strategies).
+    """
+
+    __slots__ = ("_names", "name", "resources", "scorer", "use_requested")
+
+    def __init__(
+        self,
+        name: str,
+        scorer: Scorer,
+        resources: Sequence[ResourceSpec],
+        *,
+        use_requested: bool = False,
+    ) -> None:
+        self.name = name
+        self.scorer = scorer
+        self.resources = tuple(resources)
+        self.use_requested = use_requested
+        self._names = tuple(r.name for r in self.resources)
+
+    def pod_requests(self, pod: Pod) -> list[int]:
+        """The pod's request for each configured resource (upstream
+        ``calculatePodResourceRequestList``); cpu and memory use the non-zero defaults unless
+        ``use_requested``."""
+        requests = pod.requests if self.use_requested else pod.non_zero_requests
+        return [requests.get(name, 0) for name in self._names]
+
+    def score(self, node_info: fw.NodeInfo, pod_requests: Sequence[int]) -> int:
+        """The node's score for a pod whose per-resource requests are ``pod_requests``.
+
+        Raises:
+            ValueError: no resources are configured (upstream's "resources not found").
+        """
+        names = self._names
+        if not names:
+            raise ValueError("resources not found")
+        n = len(names)
+        requested = [0] * n
+        allocated = [0] * n
+        allocatable = [0] * n
+        node_allocatable = node_info.allocatable
+        node_requested = node_info.requested
+        base = node_requested if self.use_requested else node_info.non_zero_requested
+        for i in range(n):
+            name = names[i]
+            pod_request = pod_requests[i]
+            if name == _CPU or name == _MEMORY:
+                alloc = node_allocatable.get(name, 0)
+                used = base.get(name, 0)
+            elif name == _EPHEMERAL_STORAGE:
+                alloc = node_allocatable.get(name, 0)
+                used = node_requested.get(name, 0)
+            elif pod_request == 0 or not is_scalar_resource_name(name):
+                # A scalar resource the pod does not ask for is left out of the score, and
+                # names the scheduler does not track as scalars (pods, storage) count as absent.
+                continue
+            elif name in node_allocatable:
+                alloc = node_allocatable[name]
+                used = node_requested.get(name, 0)
+            else:
+                continue
+            if alloc == 0:
+                continue
+            allocatable[i] = alloc
+            allocated[i] = used
+            requested[i] = used + pod_request
+        return self.scorer(requested, allocated, allocatable)

@@ -1,0 +1,173 @@
+"""VolumeRestrictions: disk conflicts between pods and ReadWriteOncePod claims.
+
+Port of upstream ``pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go``.
+
+Limitation: schedframe does not model PersistentVolumeClaims, nor the in-tree volume sources
+(GCE PD, AWS EBS, RBD, iSCSI) whose conflicts this plugin checks. What can be seen is handled
+as upstream does: a pod without such volumes and without claims is skipped (PreFilter returns
+Skip), and a pod that references a claim is UnschedulableAndUnresolvable with upstream's
+``persistentvolumeclaim "<name>" not found``, since no claim can exist in the cluster yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Final
+
+import attrs
+
+from schedframe import framework as fw
+from schedframe.objects import Pod
+from schedframe_plugins import names
+
+__all__ = [
+    "ERR_REASON_DISK_CONFLICT",
+    "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
+    "VolumeRestrictions",
+]
+
+NAME: Final = names.VOLUME_RESTRICTIONS
+
+#: The Filter reason for an in-tree disk already mounted by another pod on the node.
+ERR_REASON_DISK_CONFLICT: Final = "node(s) had no available disk"
+#: The Filter reason for a ReadWriteOncePod claim already used by another pod.
+ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT: Final = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
+
+
+def claim_not_found(name: str) -> str:
+    """Upstream's NotFound error text for a claim (``persistentvolumeclaim "x" not found``)."""
+    return f'persistentvolumeclaim "{name}" not found'
+
+
+@attrs.define
+class _PreFilterState:
+    read_write_once_pod_pvcs: frozenset[str]
+    conflicting_pvc_ref_count: int
+
+    def clone(self) -> _PreFilterState:
+        return _PreFilterState(self.read_write_once_pod_pvcs, self.conflicting_pvc_ref_count)
+
+    def update_with_pod(self, pod: Pod, multiplier: int) -> None:
+        conflicts = sum(
+            1
+            for v in pod.spec.volumes
+            if v.persistent_volume_claim is not None
+            and v.persistent_volume_claim in self.read_write_once_pod_pvcs
+        )
+        self.conflicting_pvc_ref_count += multiplier * conflicts
+
+
+_PRE_FILTER: Final = fw.StateKey[_PreFilterState]("PreFilter" + NAME)
+
+
+def _pod(obj: object) -> Pod:
+    if not isinstance(obj, Pod):
+        raise TypeError(f"expected a Pod, got {type(obj).__name__}")
+    return obj
+
+
+def _claims(pod: Pod) -> set[str]:
+    return {v.persistent_volume_claim for v in pod.spec.volumes if v.persistent_volume_claim}
+
+
+class VolumeRestrictions(
+    fw.PreFilterPlugin, fw.PreFilterExtensions, fw.FilterPlugin, fw.EnqueueExtensions
+):
+    """Rejects nodes where the pod's volumes would conflict with those already in use."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[type | None] = None
+
+    def __init__(self, args: None, handle: fw.Handle) -> None:
+        self._handle = handle
+
+    def pre_filter(
+        self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
+    ) -> fw.PreFilterResult | fw.Status | None:
+        """Look up the pod's claims; Skip when there is nothing to check."""
+        for volume in pod.spec.volumes:
+            if volume.persistent_volume_claim is not None:
+                # The claim lister finds nothing: no claim objects are modelled yet.
+                return fw.Status(
+                    fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    claim_not_found(volume.persistent_volume_claim),
+                )
+        # No in-tree disk volumes are modelled, and no ReadWriteOncePod claim was found.
+        return fw.Status(fw.Code.SKIP)
+
+    def add_pod(
+        self,
+        state: fw.CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_add: fw.PodInfo,
+        node_info: fw.NodeInfo,
+    ) -> fw.Status | None:
+        """Count the added pod's uses of the pod's ReadWriteOncePod claims."""
+        s = state.get(_PRE_FILTER)
+        if s is None:
+            return fw.Status(fw.Code.ERROR, f'cannot read "{_PRE_FILTER.name}" from cycleState')
+        s.update_with_pod(pod_info_to_add.pod, 1)
+        return None
+
+    def remove_pod(
+        self,
+        state: fw.CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: fw.PodInfo,
+        node_info: fw.NodeInfo,
+    ) -> fw.Status | None:
+        """Uncount the removed pod's uses of the pod's ReadWriteOncePod claims."""
+        s = state.get(_PRE_FILTER)
+        if s is None:
+            return fw.Status(fw.Code.ERROR, f'cannot read "{_PRE_FILTER.name}" from cycleState')
+        s.update_with_pod(pod_info_to_remove.pod, -1)
+        return None
+
+    def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
+        """Unschedulable when a ReadWriteOncePod claim of the pod is in use elsewhere."""
+        s = state.get(_PRE_FILTER)
+        if s is None:
+            return fw.Status(fw.Code.ERROR, f'cannot read "{_PRE_FILTER.name}" from cycleState')
+        if s.conflicting_pvc_ref_count > 0:
+            return fw.Status(fw.Code.UNSCHEDULABLE, ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+        return None
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """A deleted pod may release a volume; a new node; the missing claim being created."""
+        return (
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.EventResource.POD, fw.ActionType.DELETE),
+                self.is_schedulable_after_pod_deleted,
+            ),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.EventResource.NODE, fw.ActionType.ADD)),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.EventResource.PERSISTENT_VOLUME_CLAIM, fw.ActionType.ADD),
+                self.is_schedulable_after_persistent_volume_claim_added,
+            ),
+        )
+
+    def is_schedulable_after_persistent_volume_claim_added(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Queue when the new claim (anything with ``namespace`` and ``name``) is one the pod
+        references in its namespace."""
+        namespace = getattr(new_obj, "namespace", None)
+        claim = getattr(new_obj, "name", None)
+        if not isinstance(namespace, str) or not isinstance(claim, str):
+            raise TypeError(f"expected a PersistentVolumeClaim, got {type(new_obj).__name__}")
+        if namespace != pod.namespace:
+            return fw.QueueingHint.QUEUE_SKIP
+        return fw.QueueingHint.QUEUE if claim in _claims(pod) else fw.QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pod_deleted(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Queue when the deleted pod, in the same namespace, used one of the pod's claims."""
+        deleted = _pod(old_obj)
+        if deleted.namespace != pod.namespace:
+            return fw.QueueingHint.QUEUE_SKIP
+        if _claims(deleted) & _claims(pod):
+            return fw.QueueingHint.QUEUE
+        return fw.QueueingHint.QUEUE_SKIP
