@@ -14,12 +14,18 @@ def test_yaml_1_1_scalars_as_kubernetes_reads_them() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a: 1\nb: 2\na: 3", 'x.yaml: Duplicate value: "a": mapping key repeated at line 3, column 1'),
+        (
+            "a: 1\nb: 2\na: 3",
+            'x.yaml: Duplicate value: "a": mapping key repeated at line 3, column 1',
+        ),
         (
             "spec:\n  x: 1\n  x: 2",
             'x.yaml: Duplicate value: "x": mapping key repeated at line 3, column 3',
         ),
-        ("a: [1", "x.yaml: Invalid value: not valid YAML at line 2, column 1: did not find expected ',' or ']'"),
+        (
+            "a: [1",
+            "x.yaml: Invalid value: not valid YAML at line 2, column 1: did not find expected ',' or ']'",
+        ),
     ],
 )
 def test_errors_name_line_and_column(text: str, message: str) -> None:

@@ -34,7 +34,14 @@ def gpu_node(name: str, gpus: int) -> object:
     return node_from_dict(
         {
             "metadata": {"name": name},
-            "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}},
+            "status": {
+                "capacity": {
+                    "cpu": "8",
+                    "memory": "32Gi",
+                    "pods": "110",
+                    "nvidia.com/gpu": str(gpus),
+                }
+            },
         }
     )
 
@@ -45,7 +52,9 @@ def gpu_pod(name: str, gpus: int, node: str = "") -> object:
             "metadata": {"name": name},
             "spec": {
                 "nodeName": node,
-                "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}],
+                "containers": [
+                    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+                ],
             },
         }
     )

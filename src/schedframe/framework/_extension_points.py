@@ -280,9 +280,7 @@ class ScoreExtensions(Protocol):
     Upstream: ``framework.ScoreExtensions``.
     """
 
-    def normalize_score(
-        self, state: CycleState, pod: Pod, scores: NodeScoreList
-    ) -> Status | None:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: NodeScoreList) -> Status | None:
         """Rewrite ``scores.scores`` in place. Afterwards every score must lie in 0..100, else
         the attempt fails with an error naming the plugin.
 

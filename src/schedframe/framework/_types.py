@@ -113,9 +113,7 @@ def _affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
     if selector is None:
         # A nil label selector selects nothing; an impossible requirement says so.
         selector = LabelSelector(
-            match_expressions=(
-                LabelSelectorRequirement(key="", operator="In", values=()),
-            )
+            match_expressions=(LabelSelectorRequirement(key="", operator="In", values=()),)
         )
     # matchLabelKeys / mismatchLabelKeys are merged into the selector with the owner's values,
     # as kube-apiserver does when the pod is created (MatchLabelKeysInPodAffinity).
@@ -217,7 +215,9 @@ class HostPortInfo:
         """Record a port; an empty ip means all addresses, an empty protocol means TCP."""
         if port <= 0:
             return
-        self._ports.setdefault(ip or _DEFAULT_BIND_ALL_HOST_IP, set()).add((protocol or "TCP", port))
+        self._ports.setdefault(ip or _DEFAULT_BIND_ALL_HOST_IP, set()).add(
+            (protocol or "TCP", port)
+        )
 
     def remove(self, ip: str, protocol: str, port: int) -> None:
         """Forget a port recorded by :meth:`add`."""

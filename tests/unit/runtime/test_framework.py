@@ -381,7 +381,9 @@ def test_factory_failure_is_a_plugin_error_naming_the_plugin() -> None:
 
     reg = registry()
     reg.register("Broken", broken)
-    with pytest.raises(PluginError, match='initializing plugin "Broken": RuntimeError: no GPU driver'):
+    with pytest.raises(
+        PluginError, match='initializing plugin "Broken": RuntimeError: no GPU driver'
+    ):
         Framework.from_profile(
             profile(
                 multi_point=PluginSet(enabled=refs("TestPlugin")),
@@ -548,7 +550,9 @@ def test_filter_first_failure_wins_and_names_plugin() -> None:
     a = Scripted("A", filter=Status(Code.UNSCHEDULABLE, "Insufficient cpu"))
     b = Scripted("B", filter=Status(Code.UNSCHEDULABLE, "never reached"))
     fwk = framework_with(a, b)
-    status = fwk.run_filter_plugins(CycleState(), make_pod(), fwk.snapshot_shared_lister().get("n1"))
+    status = fwk.run_filter_plugins(
+        CycleState(), make_pod(), fwk.snapshot_shared_lister().get("n1")
+    )
     assert status == Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="A")
     assert b.calls == []
 
@@ -563,14 +567,18 @@ def test_filter_first_failure_wins_and_names_plugin() -> None:
 )
 def test_filter_non_rejection_codes_and_exceptions_are_errors(answer: Any, message: str) -> None:
     fwk = framework_with(Scripted("A", filter=answer))
-    status = fwk.run_filter_plugins(CycleState(), make_pod(), fwk.snapshot_shared_lister().get("n1"))
+    status = fwk.run_filter_plugins(
+        CycleState(), make_pod(), fwk.snapshot_shared_lister().get("n1")
+    )
     assert status is not None and status.code is Code.ERROR and status.plugin == "A"
     assert status.message() == message
 
 
 def test_filter_pending_is_a_rejection() -> None:
     fwk = framework_with(Scripted("A", filter=Status(Code.PENDING, "wait for claim")))
-    status = fwk.run_filter_plugins(CycleState(), make_pod(), fwk.snapshot_shared_lister().get("n1"))
+    status = fwk.run_filter_plugins(
+        CycleState(), make_pod(), fwk.snapshot_shared_lister().get("n1")
+    )
     assert status == Status(Code.PENDING, "wait for claim", plugin="A")
 
 
@@ -683,7 +691,9 @@ def test_post_filter_unresolvable_and_error_stop() -> None:
 # -- Reserve / Permit / Bind -----------------------------------------------------------------
 
 
-class Binding(fw.ReservePlugin, fw.PermitPlugin, fw.PreBindPlugin, fw.BindPlugin, fw.PostBindPlugin):
+class Binding(
+    fw.ReservePlugin, fw.PermitPlugin, fw.PreBindPlugin, fw.BindPlugin, fw.PostBindPlugin
+):
     def __init__(self, name: str, log: list[str], **script: Any) -> None:
         self.name = name  # type: ignore[misc]
         self.log = log
@@ -756,8 +766,12 @@ def test_bind_all_skip_returns_skip_and_error_is_wrapped() -> None:
 def test_pre_bind_rejection_keeps_code_and_post_bind_failure_is_contained() -> None:
     log: list[str] = []
     fwk = framework_with(
-        Binding("A", log, pre_bind=Status(Code.UNSCHEDULABLE, "volume gone"),
-                post_bind=RuntimeError("x")),
+        Binding(
+            "A",
+            log,
+            pre_bind=Status(Code.UNSCHEDULABLE, "volume gone"),
+            post_bind=RuntimeError("x"),
+        ),
         Binding("B", log),
     )
     status = fwk.run_pre_bind_plugins(CycleState(), make_pod(), "n1")
@@ -822,7 +836,11 @@ def test_permit_timeout_rejects_with_upstream_message_and_caps_at_15_minutes() -
     fwk.when_permitted(pod, outcome.append)
     timers.fire_all()
     assert outcome == [
-        Status(Code.UNSCHEDULABLE, "rejected due to timeout after waiting 15m0s at plugin A", plugin="A")
+        Status(
+            Code.UNSCHEDULABLE,
+            "rejected due to timeout after waiting 15m0s at plugin A",
+            plugin="A",
+        )
     ]
 
 
@@ -876,7 +894,10 @@ class Gate(fw.PreEnqueuePlugin):
 def test_pre_enqueue_first_gate_wins() -> None:
     fwk = framework_with(
         Gate("Open", None),
-        Gate("Gates", Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [a]")),
+        Gate(
+            "Gates",
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [a]"),
+        ),
         Gate("Never", RuntimeError("unreached")),
     )
     status = fwk.run_pre_enqueue_plugins(make_pod())
