@@ -86,10 +86,10 @@ class AffinityTerm:
 
     def matches(self, pod: Pod, namespace_labels: Mapping[str, str] | None) -> bool:
         """True when ``pod`` is selected: its namespace is covered and its labels match."""
+        # Unknown namespace labels read as no labels: an empty selector still matches them.
         if pod.namespace in self.namespaces or (
             self.namespace_selector is not None
-            and namespace_labels is not None
-            and self.namespace_selector.matches(namespace_labels)
+            and self.namespace_selector.matches(namespace_labels or {})
         ):
             return self.selector.matches(pod.labels)
         return False

@@ -1,0 +1,213 @@
+"""InterPodAffinity's PreScore, Score and NormalizeScore.
+
+PreScore sums weights per topology pair: the incoming pod's preferred affinity (+) and
+anti-affinity (-) terms matched by existing pods, and the existing pods' required affinity
+(``hardPodAffinityWeight``), preferred affinity (+) and anti-affinity (-) terms the incoming
+pod matches. A node's raw score is the sum over the pairs its labels carry; normalisation maps
+the lowest raw score to 0 and the highest to 100.
+
+Upstream: ``pkg/scheduler/framework/plugins/interpodaffinity/scoring.go``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+from schedframe import framework as fw
+from schedframe.framework import (
+    AffinityTerm,
+    Code,
+    CycleState,
+    NodeInfo,
+    NodeScoreList,
+    PodInfo,
+    Status,
+    WeightedAffinityTerm,
+)
+from schedframe_plugins.interpodaffinity.filtering import (
+    NO_LABELS,
+    get_namespace_labels_snapshot,
+    merge_affinity_term_namespaces_if_not_empty,
+)
+
+if TYPE_CHECKING:
+    from schedframe.objects import Pod
+
+__all__ = ["PRE_SCORE_STATE_KEY", "ScoringMixin"]
+
+#: topology key -> topology value -> summed weight.
+ScoreMap = dict[str, dict[str, int]]
+
+
+class _PreScoreState:
+    """The summed weights per topology pair; read-only once PreScore wrote it."""
+
+    __slots__ = ("topology_score",)
+
+    def __init__(self, topology_score: ScoreMap) -> None:
+        self.topology_score = topology_score
+
+    def clone(self) -> _PreScoreState:
+        """Shared as is: nothing changes it after PreScore (upstream returns itself too)."""
+        return self
+
+
+#: The key PreScore stores its state under (upstream ``PreScoreInterPodAffinity``).
+PRE_SCORE_STATE_KEY: Final = fw.StateKey[_PreScoreState]("PreScoreInterPodAffinity")
+
+_MISSING_STATE_MESSAGE: Final = (
+    f'failed to read "{PRE_SCORE_STATE_KEY.name}" from cycleState: not found'
+)
+_SKIP: Final = Status(Code.SKIP)
+_MAX_NODE_SCORE: Final = float(fw.MAX_NODE_SCORE)
+
+
+def _add(scores: ScoreMap, labels: Mapping[str, str], key: str, value: int) -> None:
+    topology_value = labels.get(key)
+    if topology_value is None:
+        return
+    values = scores.get(key)
+    if values is None:
+        scores[key] = {topology_value: value}
+    else:
+        values[topology_value] = values.get(topology_value, 0) + value
+
+
+def _process_terms(
+    scores: ScoreMap,
+    terms: Sequence[WeightedAffinityTerm],
+    pod: Pod,
+    namespace_labels: Mapping[str, str],
+    labels: Mapping[str, str],
+    sign: int,
+) -> None:
+    for weighted in terms:
+        term = weighted.term
+        if term.matches(pod, namespace_labels):
+            _add(scores, labels, term.topology_key, weighted.weight * sign)
+
+
+def _merge_weighted(
+    terms: Sequence[WeightedAffinityTerm], handle: fw.Handle
+) -> tuple[WeightedAffinityTerm, ...]:
+    merged: list[WeightedAffinityTerm] = []
+    for weighted in terms:
+        term: AffinityTerm = merge_affinity_term_namespaces_if_not_empty(weighted.term, handle)
+        merged.append(
+            weighted
+            if term is weighted.term
+            else WeightedAffinityTerm(term=term, weight=weighted.weight)
+        )
+    return tuple(merged)
+
+
+class ScoringMixin:
+    """PreScore, Score and NormalizeScore of :class:`InterPodAffinity`."""
+
+    _handle: fw.Handle
+    _hard_pod_affinity_weight: int
+    _ignore_preferred_terms_of_existing_pods: bool
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Sum the weights per topology pair; Skip when no term matched anywhere."""
+        affinity = pod.spec.affinity
+        has_preferred_affinity = (
+            affinity is not None
+            and affinity.pod_affinity is not None
+            and len(affinity.pod_affinity.preferred) > 0
+        )
+        has_preferred_anti_affinity = (
+            affinity is not None
+            and affinity.pod_anti_affinity is not None
+            and len(affinity.pod_anti_affinity.preferred) > 0
+        )
+        has_constraints = has_preferred_affinity or has_preferred_anti_affinity
+
+        # Optionally leave existing pods' preferences out when the pod has none of its own.
+        if self._ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return _SKIP
+
+        handle = self._handle
+        lister = handle.snapshot_shared_lister().node_infos
+        # Without preferred terms of its own, only pods with affinity terms can score.
+        all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
+
+        pod_info = PodInfo(pod)
+        preferred_affinity = _merge_weighted(pod_info.preferred_affinity_terms, handle)
+        preferred_anti_affinity = _merge_weighted(pod_info.preferred_anti_affinity_terms, handle)
+        namespace_labels = get_namespace_labels_snapshot(pod.namespace, handle)
+        hard_weight = self._hard_pod_affinity_weight
+
+        scores: ScoreMap = {}
+        for node_info in all_nodes:
+            node = node_info.node
+            if node is None:
+                continue
+            labels = node.metadata.labels
+            if not labels:
+                # A node without labels is in no topology domain.
+                continue
+            existing_pods = node_info.pods if has_constraints else node_info.pods_with_affinity
+            for existing in existing_pods:
+                other = existing.pod
+                # The incoming pod's terms need no namespace labels: their selectors are
+                # folded into namespaces.
+                _process_terms(scores, preferred_affinity, other, NO_LABELS, labels, 1)
+                _process_terms(scores, preferred_anti_affinity, other, NO_LABELS, labels, -1)
+                if hard_weight > 0:
+                    for term in existing.required_affinity_terms:
+                        if term.matches(pod, namespace_labels):
+                            _add(scores, labels, term.topology_key, hard_weight)
+                _process_terms(
+                    scores, existing.preferred_affinity_terms, pod, namespace_labels, labels, 1
+                )
+                _process_terms(
+                    scores,
+                    existing.preferred_anti_affinity_terms,
+                    pod,
+                    namespace_labels,
+                    labels,
+                    -1,
+                )
+
+        if not scores:
+            return _SKIP
+        state[PRE_SCORE_STATE_KEY] = _PreScoreState(scores)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The summed weight of the topology pairs on the node (negative for anti-affinity)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            raise RuntimeError(_MISSING_STATE_MESSAGE)
+        node = node_info.node
+        if node is None:
+            raise RuntimeError("node not found")
+        labels = node.metadata.labels
+        total = 0
+        for key, values in s.topology_score.items():
+            value = labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: NodeScoreList) -> Status | None:
+        """Map raw scores linearly so the lowest becomes 0 and the highest 100."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return Status.from_error(RuntimeError(_MISSING_STATE_MESSAGE))
+        if not s.topology_score:
+            return None
+        values = scores.scores
+        if not values:
+            return None
+        lowest = min(values)
+        spread = max(values) - lowest
+        if spread > 0:
+            # Float arithmetic then truncation, exactly as upstream computes it.
+            divisor = float(spread)
+            values[:] = [int(_MAX_NODE_SCORE * (float(v - lowest) / divisor)) for v in values]
+        else:
+            values[:] = [0] * len(values)
+        return None

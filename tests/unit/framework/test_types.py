@@ -1,0 +1,97 @@
+"""PodInfo affinity terms and NodeInfo aggregates."""
+
+from __future__ import annotations
+
+from schedframe.framework import NodeInfo, PodInfo
+from schedframe.objects import node_from_dict, pod_from_dict
+
+
+def pod(name: str, ns: str = "default", labels: dict[str, str] | None = None, **spec: object):
+    return pod_from_dict(
+        {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": spec}
+    )
+
+
+def anti_affinity_pod(term: dict[str, object]):
+    return pod(
+        "owner",
+        labels={"app": "web"},
+        containers=[{"name": "c"}],
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+
+
+def test_empty_namespace_selector_matches_even_without_namespace_labels() -> None:
+    info = PodInfo(
+        anti_affinity_pod(
+            {
+                "labelSelector": {"matchLabels": {"app": "web"}},
+                "topologyKey": "kubernetes.io/hostname",
+                "namespaceSelector": {},
+            }
+        )
+    )
+    (term,) = info.required_anti_affinity_terms
+    other = pod("x", ns="elsewhere", labels={"app": "web"})
+    assert term.matches(other, None)
+    assert term.matches(other, {"team": "a"})
+
+
+def test_no_namespaces_and_no_selector_means_the_owners_namespace() -> None:
+    info = PodInfo(
+        anti_affinity_pod(
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"}
+        )
+    )
+    (term,) = info.required_anti_affinity_terms
+    assert term.namespaces == frozenset({"default"})
+    assert term.namespace_selector is None
+    assert term.matches(pod("a", labels={"app": "web"}), None)
+    assert not term.matches(pod("b", ns="other", labels={"app": "web"}), None)
+
+
+def test_match_label_keys_merge_the_owners_values() -> None:
+    info = PodInfo(
+        anti_affinity_pod(
+            {
+                "labelSelector": {"matchLabels": {"app": "web"}},
+                "topologyKey": "zone",
+                "matchLabelKeys": ["app"],
+                "mismatchLabelKeys": ["missing"],
+            }
+        )
+    )
+    (term,) = info.required_anti_affinity_terms
+    assert term.matches(pod("a", labels={"app": "web"}), None)
+    assert not term.matches(pod("b", labels={"app": "db"}), None)
+
+
+def test_node_info_sums_and_swap_remove_order() -> None:
+    node = node_from_dict({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4"}}})
+    pods = [
+        pod(
+            n,
+            containers=[
+                {
+                    "name": "c",
+                    "resources": {"requests": {"cpu": "100m"}},
+                    "ports": [{"containerPort": 80, "hostPort": 8000 + i}],
+                }
+            ],
+        )
+        for i, n in enumerate("abc")
+    ]
+    info = NodeInfo(node, pods)
+    gen = info.generation
+    assert info.requested == {"cpu": 300}
+    assert info.non_zero_requested == {"cpu": 300, "memory": 3 * 200 * 1024 * 1024}
+    assert info.used_ports.check_conflict("", "TCP", 8001)
+    info.remove_pod(pods[0])
+    # Upstream moves the last pod into the removed one's place.
+    assert [p.pod.name for p in info.pods] == ["c", "b"]
+    assert info.requested == {"cpu": 200}
+    assert not info.used_ports.check_conflict("127.0.0.1", "TCP", 8000)
+    assert info.generation > gen
+    clone = info.clone()
+    clone.add_pod(pods[0])
+    assert len(info.pods) == 2 and len(clone.pods) == 3
