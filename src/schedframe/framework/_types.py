@@ -567,7 +567,7 @@ class Diagnosis:
 class FitError(Exception):
     """No node fits the pod; ``str()`` is upstream's ``FailedScheduling`` message, byte for byte.
 
-    ``0/3 nodes are available: 1 node(s) had untolerated taint {a: b}, 2 Insufficient cpu.
+    ``0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.
     preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.``
     """
 
