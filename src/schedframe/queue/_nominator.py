@@ -1,0 +1,78 @@
+"""Pods nominated to nodes, waiting for preemption victims to go (upstream ``nominator.go``)."""
+
+from __future__ import annotations
+
+from schedframe.framework import NominatingInfo, NominatingMode, PodInfo
+from schedframe.objects import Pod
+
+__all__ = ["Nominator"]
+
+
+class Nominator:
+    """``node -> [PodInfo]`` and ``uid -> node``. Not locked: the queue's lock guards it."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add(self, pod_info: PodInfo, nominating_info: NominatingInfo | None) -> None:
+        """Nominate the pod (upstream ``addNominatedPodUnlocked``).
+
+        Any earlier nomination is dropped first. ``Override`` nominates to the given node;
+        ``Noop`` (or no info) uses the pod's ``status.nominatedNodeName``. An empty node
+        name only clears.
+        """
+        pod = pod_info.pod
+        self.delete(pod)
+        if nominating_info is not None and nominating_info.mode is NominatingMode.OVERRIDE:
+            node_name = nominating_info.nominated_node_name
+        else:
+            node_name = pod.status.nominated_node_name
+        if not node_name:
+            return
+        self._node_of[pod.uid] = node_name
+        pods = self._by_node.setdefault(node_name, [])
+        if any(p.pod.uid == pod.uid for p in pods):
+            return
+        pods.append(pod_info)
+
+    def update(self, old_pod: Pod, new_pod_info: PodInfo) -> None:
+        """Replace the stored pod with its new version (upstream ``UpdateNominatedPod``).
+
+        When neither version carries a nominated node name but the scheduler nominated the
+        pod in memory (an update raced with preemption), that nomination is kept.
+        """
+        nominating_info: NominatingInfo | None = None
+        if not old_pod.status.nominated_node_name and not (
+            new_pod_info.pod.status.nominated_node_name
+        ):
+            node_name = self._node_of.get(old_pod.uid)
+            if node_name is not None:
+                nominating_info = NominatingInfo(node_name, NominatingMode.OVERRIDE)
+        self.delete(old_pod)
+        self.add(new_pod_info, nominating_info)
+
+    def delete(self, pod: Pod) -> None:
+        """Drop the pod's nomination, if any."""
+        node_name = self._node_of.pop(pod.uid, None)
+        if node_name is None:
+            return
+        pods = self._by_node.get(node_name, [])
+        for i, info in enumerate(pods):
+            if info.pod.uid == pod.uid:
+                del pods[i]
+                break
+        if not pods:
+            self._by_node.pop(node_name, None)
+
+    def pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name``, in nomination order (a new list)."""
+        return list(self._by_node.get(node_name, ()))
+
+    def node_of(self, uid: str) -> str | None:
+        """The node the pod ``uid`` is nominated to."""
+        return self._node_of.get(uid)
+
+    def snapshot(self) -> dict[str, list[str]]:
+        """``node -> [pod uid]`` for tests and debugging."""
+        return {node: [p.pod.uid for p in pods] for node, pods in self._by_node.items()}
