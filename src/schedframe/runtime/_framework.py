@@ -33,7 +33,14 @@ if TYPE_CHECKING:
     from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
     from schedframe.runtime._registry import Registry
 
-__all__ = ["EXTENSION_POINTS", "ClusterView", "Framework", "NodeScores", "PluginScores"]
+__all__ = [
+    "EXTENSION_POINTS",
+    "ClusterView",
+    "Framework",
+    "NodeScores",
+    "PluginRuntimeError",
+    "PluginScores",
+]
 
 log = logging.getLogger("schedframe.runtime")
 
@@ -73,17 +80,30 @@ def _failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+class PluginRuntimeError(RuntimeError):
+    """A plugin failed; the message says where (``running "X" filter plugin: ...``) and
+    ``__cause__`` holds the plugin's own exception, if it raised one."""
+
+
+def _wrapped(message: str, cause: BaseException | None) -> PluginRuntimeError:
+    err = PluginRuntimeError(message)
+    err.__cause__ = cause
+    return err
+
+
 def _as_error(prefix: str, status: Status, plugin: str) -> Status:
     """Upstream ``AsStatus(fmt.Errorf(prefix+": %w", status.AsError()))``."""
     err = status.as_error()
     # Upstream would print "%!w(<nil>)" for Wait/Skip; say what the plugin returned instead.
     text = str(err) if err is not None else (status.message() or str(status.code))
-    return Status(Code.ERROR, f"{prefix}: {text}", error=err, plugin=plugin)
+    message = f"{prefix}: {text}"
+    return Status(Code.ERROR, message, error=_wrapped(message, err), plugin=plugin)
 
 
 def _raised(prefix: str, exc: BaseException, plugin: str) -> Status:
     log.debug("plugin %s raised", plugin, exc_info=exc)
-    return Status(Code.ERROR, f"{prefix}: {_failure_text(exc)}", error=exc, plugin=plugin)
+    message = f"{prefix}: {_failure_text(exc)}"
+    return Status(Code.ERROR, message, error=_wrapped(message, exc), plugin=plugin)
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,7 +216,7 @@ class RecordingEventRecorder:
                 reason=reason,
                 action=action,
                 note=note,
-                related=None if related is None else str(related),
+                related=None if related is None else str(getattr(related, "key", related)),
             )
 
 

@@ -630,6 +630,18 @@ def test_score_out_of_range_after_normalize_is_an_error() -> None:
     )
 
 
+def test_error_status_keeps_the_prefix_and_the_cause() -> None:
+    boom = ValueError("bad")
+    fwk = framework_with(Scripted("A", filter=boom))
+    status = fwk.run_filter_plugins(
+        CycleState(), make_pod(), fwk.snapshot_shared_lister().get("n1")
+    )
+    assert status is not None
+    err = status.as_error()
+    assert str(err) == 'running "A" filter plugin: ValueError: bad'
+    assert err is not None and err.__cause__ is boom
+
+
 def test_score_plugin_raising_is_an_error_naming_it() -> None:
     fwk = framework_with(Scripted("A", score=ZeroDivisionError("division by zero")))
     _, status = fwk.run_score_plugins(CycleState(), make_pod(), fwk.snapshot_shared_lister().list())

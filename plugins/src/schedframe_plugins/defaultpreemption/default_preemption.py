@@ -1,0 +1,327 @@
+"""DefaultPreemption: when no node fits, evict lower-priority pods somewhere to make room.
+
+Port of upstream ``defaultpreemption/default_preemption.go``. The plugin supplies the policy
+(:class:`schedframe.preemption.Interface`) and the library's
+:class:`~schedframe.preemption.Evaluator` does the search, the choice and the evictions:
+
+* a pod may preempt unless its ``preemptionPolicy`` is ``Never`` or a victim of its earlier
+  preemption is still terminating on its nominated node;
+* on a node, every lower-priority pod is removed; if the preemptor then fits, victims are
+  reprieved one by one, most important first, PDB-violating ones before the others, so as few
+  and as unimportant pods as possible are evicted;
+* the dry run looks for ``max(N * minCandidateNodesPercentage / 100,
+  minCandidateNodesAbsolute)`` candidates (at most N), from a random offset drawn from the
+  scheduler's seeded ``rng``.
+
+Victims are evicted synchronously (upstream's ``SchedulerAsyncPreemption`` evicts them in a
+goroutine and blocks the preemptor in PreEnqueue meanwhile); the cluster ends up the same, so
+this plugin has no PreEnqueue and registers no events, as upstream with async preemption off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar, Final
+
+import attrs
+
+from schedframe import errors, preemption
+from schedframe import framework as fw
+from schedframe.objects import Pod, PodDisruptionBudget
+from schedframe_plugins import names
+
+__all__ = [
+    "MSG_NO_VICTIMS",
+    "MSG_PREEMPTION_POLICY_NEVER",
+    "MSG_TERMINATING_POD_ON_NOMINATED_NODE",
+    "DefaultPreemption",
+    "DefaultPreemptionArgs",
+    "IsEligiblePodFunc",
+    "MoreImportantPodFunc",
+    "pod_terminating_by_preemption",
+]
+
+NAME: Final = names.DEFAULT_PREEMPTION
+
+#: Why a pod with ``preemptionPolicy: Never`` does not preempt.
+MSG_PREEMPTION_POLICY_NEVER: Final = "not eligible due to preemptionPolicy=Never."
+#: Why a pod whose earlier victims are still terminating does not preempt again.
+MSG_TERMINATING_POD_ON_NOMINATED_NODE: Final = (
+    "not eligible due to a terminating pod on the nominated node."
+)
+#: The status of a node without lower-priority pods.
+MSG_NO_VICTIMS: Final = "No preemption victims found for incoming pod"
+
+_PREEMPT_NEVER: Final = "Never"
+
+#: ``is_eligible_pod(node_info, victim, preemptor)``: may ``victim`` be preempted by
+#: ``preemptor``, on top of having a lower priority?
+IsEligiblePodFunc = Callable[[fw.NodeInfo, fw.PodInfo, Pod], bool]
+#: ``more_important_pod(pod1, pod2)``: is ``pod1`` more important (reprieved first)?
+MoreImportantPodFunc = Callable[[Pod, Pod], bool]
+
+
+@attrs.frozen(kw_only=True)
+class DefaultPreemptionArgs:
+    """Args of DefaultPreemption (upstream ``DefaultPreemptionArgs``).
+
+    Attributes:
+        min_candidate_nodes_percentage: the share of the potential nodes, in percent, the dry
+            run tries to find candidates on.
+        min_candidate_nodes_absolute: the least number of candidates to look for.
+    """
+
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+    def validate(self) -> list[errors.FieldIssue]:
+        """Upstream ``ValidateDefaultPreemptionArgs``; paths relative to the args."""
+        issues: list[errors.FieldIssue] = []
+        pct, absolute = self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute
+        pct_path, abs_path = "minCandidateNodesPercentage", "minCandidateNodesAbsolute"
+        if pct < 0 or pct > 100:
+            issues.append(
+                errors.FieldIssue(
+                    path=pct_path,
+                    kind=errors.INVALID,
+                    value=pct,
+                    detail="not in valid range [0, 100]",
+                )
+            )
+        if absolute < 0:
+            issues.append(
+                errors.FieldIssue(
+                    path=abs_path,
+                    kind=errors.INVALID,
+                    value=absolute,
+                    detail="not in valid range [0, inf)",
+                )
+            )
+        if pct == 0 and absolute == 0:
+            issues.append(
+                errors.FieldIssue(
+                    path=pct_path,
+                    kind=errors.INVALID,
+                    value=pct,
+                    detail="cannot be zero at the same time as minCandidateNodesAbsolute",
+                )
+            )
+            issues.append(
+                errors.FieldIssue(
+                    path=abs_path,
+                    kind=errors.INVALID,
+                    value=absolute,
+                    detail="cannot be zero at the same time as minCandidateNodesPercentage",
+                )
+            )
+        return issues
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """True when ``pod`` is being deleted because the scheduler preempted it."""
+    if pod.deletion_timestamp is None:
+        return False
+    for condition in pod.status.conditions:
+        if condition.type == preemption.DISRUPTION_TARGET:
+            return (
+                condition.status == "True"
+                and condition.reason == preemption.REASON_PREEMPTION_BY_SCHEDULER
+            )
+    return False
+
+
+def _always_eligible(node_info: fw.NodeInfo, victim: fw.PodInfo, preemptor: Pod) -> bool:
+    return True
+
+
+class DefaultPreemption(fw.PostFilterPlugin):
+    """Preempts lower-priority pods so that an unschedulable pod fits on some node.
+
+    Attributes:
+        evaluator: the library Evaluator doing the search and the evictions.
+        is_eligible_pod: extra veto on victims (default: every lower-priority pod qualifies).
+            Customisations should still let system pods preempt ordinary ones.
+        more_important_pod: the order in which victims are reprieved (default: higher
+            priority first, then the longer-running pod).
+    """
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[type | None] = DefaultPreemptionArgs
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: fw.Handle) -> None:
+        args = args if args is not None else DefaultPreemptionArgs()
+        issues = args.validate()
+        if issues:
+            raise errors.ConfigError(issues)
+        self.args = args
+        self._handle = handle
+        self.evaluator = preemption.Evaluator(NAME, handle, self)
+        self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
+        self.more_important_pod: MoreImportantPodFunc = self._more_important_pod
+
+    def _more_important_pod(self, pod1: Pod, pod2: Pod) -> bool:
+        return preemption.more_important_pod(pod1, pod2, self.evaluator.now())
+
+    # -- PostFilter --------------------------------------------------------------------------
+
+    def post_filter(
+        self, state: fw.CycleState, pod: Pod, filtered_node_status_map: fw.NodeToStatus
+    ) -> tuple[fw.PostFilterResult | None, fw.Status | None]:
+        """Preempt for ``pod``; failure messages are prefixed with ``preemption: ``."""
+        result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
+        if status is not None:
+            msg = status.message()
+            if msg:
+                return result, fw.Status(status.code, "preemption: " + msg)
+        return result, status
+
+    # -- preemption.Interface ----------------------------------------------------------------
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """How many candidates the dry run should find among ``num_nodes`` potential nodes."""
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random offset in ``[0, num_nodes)`` from the scheduler's rng, and the count."""
+        return self._handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def candidates_to_victims_map(
+        self, candidates: Sequence[preemption.Candidate]
+    ) -> dict[str, preemption.Victims]:
+        """Node name -> victims (one candidate per node)."""
+        return {c.name: c.victims for c in candidates}
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: fw.Status | None
+    ) -> tuple[bool, str]:
+        """Whether ``pod`` should preempt, and if not, why.
+
+        Not with ``preemptionPolicy: Never``; not while a lower-priority pod preempted for it
+        is still terminating on its nominated node, unless that node has become
+        UnschedulableAndUnresolvable for it.
+        """
+        if pod.spec.preemption_policy == _PREEMPT_NEVER:
+            return False, MSG_PREEMPTION_POLICY_NEVER
+        nominated = pod.status.nominated_node_name
+        if nominated:
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            ):
+                return True, ""
+            try:
+                node_info = self._handle.snapshot_shared_lister().node_infos.get(nominated)
+            except KeyError:
+                node_info = None
+            if node_info is not None:
+                for info in node_info.pods:
+                    if self._is_preemption_allowed(
+                        node_info, info, pod
+                    ) and pod_terminating_by_preemption(info.pod):
+                        return False, MSG_TERMINATING_POD_ON_NOMINATED_NODE
+        return True, ""
+
+    def select_victims_on_node(
+        self,
+        state: fw.CycleState,
+        pod: Pod,
+        node_info: fw.NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, fw.Status | None]:
+        """The fewest, least important pods to evict from ``node_info`` for ``pod`` to fit.
+
+        Every eligible lower-priority pod is removed (through the PreFilter extensions too);
+        if the pod still does not fit, the node cannot help. Otherwise the removed pods are
+        added back one at a time, most important first, PDB-violating ones before the rest,
+        and each one that makes the pod unfit again becomes a victim.
+        """
+        handle = self._handle
+
+        def remove(info: fw.PodInfo) -> fw.Status | None:
+            try:
+                node_info.remove_pod(info.pod)
+            except KeyError as exc:
+                return fw.Status.from_error(exc)
+            status = handle.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
+            return _as_error(status)
+
+        def add(info: fw.PodInfo) -> fw.Status | None:
+            node_info.add_pod(info)
+            status = handle.run_pre_filter_extension_add_pod(state, pod, info, node_info)
+            return _as_error(status)
+
+        potential = [
+            info for info in node_info.pods if self._is_preemption_allowed(node_info, info, pod)
+        ]
+        for info in potential:
+            status = remove(info)
+            if status is not None:
+                return [], 0, status
+        if not potential:
+            return [], 0, fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
+
+        # Affinity of the preemptor to a victim is not considered: it would not fit here.
+        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if status is not None and not status.is_success():
+            return [], 0, status
+
+        more_important = self.more_important_pod
+        potential = preemption.sort_by_importance(
+            potential, lambda a, b: more_important(a.pod, b.pod)
+        )
+        violating, non_violating = preemption.filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[fw.PodInfo] = []
+
+        def reprieve(info: fw.PodInfo) -> tuple[bool, fw.Status | None]:
+            status = add(info)
+            if status is not None:
+                return False, status
+            fit = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+            fits = fit is None or fit.is_success()
+            if not fits:
+                status = remove(info)
+                if status is not None:
+                    return False, status
+                victims.append(info)
+            return fits, None
+
+        num_violating = 0
+        for info in violating:
+            fits, status = reprieve(info)
+            if status is not None:
+                return [], 0, status
+            if not fits:
+                num_violating += 1
+        for info in non_violating:
+            _, status = reprieve(info)
+            if status is not None:
+                return [], 0, status
+
+        if violating and non_violating:
+            victims = preemption.sort_by_importance(
+                victims, lambda a, b: more_important(a.pod, b.pod)
+            )
+        return [info.pod for info in victims], num_violating, None
+
+    def ordered_score_funcs(
+        self, nodes_to_victims: Mapping[str, preemption.Victims]
+    ) -> list[preemption.ScoreFunc] | None:
+        """None: the library's default criteria pick the node."""
+        return None
+
+    def _is_preemption_allowed(
+        self, node_info: fw.NodeInfo, victim: fw.PodInfo, preemptor: Pod
+    ) -> bool:
+        return victim.pod.priority < preemptor.priority and self.is_eligible_pod(
+            node_info, victim, preemptor
+        )
+
+
+def _as_error(status: fw.Status | None) -> fw.Status | None:
+    """A failed PreFilter extension as an Error status carrying its message (upstream
+    ``AsStatus(status.AsError())``)."""
+    if status is None or status.is_success():
+        return None
+    return fw.Status(fw.Code.ERROR, status.message(), error=status.error)
