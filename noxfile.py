@@ -13,7 +13,7 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
-LOCAL = ["-e", ".", "-e", "./plugins"]
+LOCAL = ["-e", ".[testing,kubernetes]", "-e", "./plugins", "-e", "./examples/gpu-spread"]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
 
 
