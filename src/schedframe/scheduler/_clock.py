@@ -1,0 +1,190 @@
+"""Time, injected: a real clock for production and a virtual one for deterministic runs.
+
+Every component that waits (the queue's backoff, the periodic flushes, Permit timeouts) asks
+the scheduler's clock instead of ``time``. :class:`RealClock` uses the wall clock and daemon
+timer threads; :class:`VirtualClock` keeps an ordered timer list that only moves when told to
+(:meth:`VirtualClock.advance`), so a simulation runs as fast as the CPU allows and always the
+same way.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+__all__ = ["Cancellable", "Clock", "RealClock", "VirtualClock", "call_every"]
+
+
+class Cancellable(Protocol):
+    """A scheduled call that can be cancelled."""
+
+    def cancel(self) -> None:
+        """Prevent the call if it has not happened yet."""
+        ...
+
+
+class Clock(Protocol):
+    """The scheduler's time source (a structural superset of ``framework.Clock``)."""
+
+    def now(self) -> float:
+        """Seconds since the epoch (virtual clocks start where they are told)."""
+        ...
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable:
+        """Run ``callback`` once, ``delay`` seconds from now."""
+        ...
+
+
+class RealClock:
+    """Wall-clock time; timers run on daemon threads (:class:`threading.Timer`)."""
+
+    def now(self) -> float:
+        """``time.time()``."""
+        return time.time()
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable:
+        """Run ``callback`` on a daemon timer thread after ``delay`` seconds."""
+        timer = threading.Timer(max(delay, 0.0), callback)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def __repr__(self) -> str:
+        return "RealClock()"
+
+
+class _VirtualTimer:
+    __slots__ = ("callback", "cancelled", "when")
+
+    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+        self.when = when
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class VirtualClock:
+    """Time that moves only when told to; timers fire in ``(time, insertion)`` order.
+
+    >>> clock = VirtualClock(start=100.0)
+    >>> fired = []
+    >>> _ = clock.call_later(5, lambda: fired.append(clock.now()))
+    >>> clock.advance(10)
+    >>> fired, clock.now()
+    ([105.0], 110.0)
+
+    A callback runs with :meth:`now` equal to its due time; timers it schedules that fall due
+    before the end of the advance run in the same advance. Thread-safe: a binding thread may
+    schedule timers while another thread advances.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+        self._heap: list[tuple[float, int, _VirtualTimer]] = []
+        self._seq = itertools.count()
+        self._lock = threading.RLock()
+
+    def now(self) -> float:
+        """The current virtual time in seconds."""
+        return self._now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable:
+        """Run ``callback`` once the clock reaches ``now() + delay``."""
+        return self.call_at(self._now + max(delay, 0.0), callback)
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
+        """Run ``callback`` once the clock reaches ``when`` (at once on the next advance if past)."""
+        timer = _VirtualTimer(when, callback)
+        with self._lock:
+            heapq.heappush(self._heap, (when, next(self._seq), timer))
+        return timer
+
+    def next_deadline(self) -> float | None:
+        """When the earliest pending timer falls due, or ``None`` when none is pending."""
+        with self._lock:
+            while self._heap and self._heap[0][2].cancelled:
+                heapq.heappop(self._heap)
+            return self._heap[0][0] if self._heap else None
+
+    def pending(self) -> int:
+        """How many timers are pending (cancelled ones excluded)."""
+        with self._lock:
+            return sum(1 for _, _, t in self._heap if not t.cancelled)
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward by ``seconds``, running every timer that falls due on the way."""
+        if seconds < 0:
+            raise ValueError(f"cannot move a clock backwards (advance({seconds}))")
+        self.advance_to(self._now + seconds)
+
+    def advance_to(self, t: float) -> None:
+        """Move time forward to ``t`` (no-op if already there), running due timers in order."""
+        while True:
+            with self._lock:
+                if not self._heap or self._heap[0][0] > t:
+                    break
+                when, _, timer = heapq.heappop(self._heap)
+                if timer.cancelled:
+                    continue
+                timer.cancelled = True  # fires once
+                if when > self._now:
+                    self._now = when
+            timer.callback()
+        with self._lock:
+            if t > self._now:
+                self._now = t
+
+    def run_due(self) -> None:
+        """Run the timers already due at :meth:`now` (``call_later(0, ...)`` ones)."""
+        self.advance_to(self._now)
+
+    def __repr__(self) -> str:
+        return f"VirtualClock(now={self._now!r}, pending={self.pending()})"
+
+
+class _Periodic:
+    """A repeating timer built on one-shot ``call_later`` (upstream ``wait.Until``)."""
+
+    def __init__(self, clock: Clock, period: float, fn: Callable[[], None]) -> None:
+        self._clock = clock
+        self._period = period
+        self._fn = fn
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._handle: Cancellable | None = None
+        self._arm()
+
+    def _arm(self) -> None:
+        with self._lock:
+            if not self._stopped:
+                self._handle = self._clock.call_later(self._period, self._fire)
+
+    def _fire(self) -> None:
+        if self._stopped:
+            return
+        try:
+            self._fn()
+        finally:
+            self._arm()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._stopped = True
+            if self._handle is not None:
+                self._handle.cancel()
+                self._handle = None
+
+
+def call_every(clock: Clock, period: float, fn: Callable[[], None]) -> Cancellable:
+    """Call ``fn`` every ``period`` seconds on ``clock`` until the result is cancelled.
+
+    Exceptions raised by ``fn`` propagate to the clock's runner (a timer thread logs them);
+    the timer is re-armed regardless.
+    """
+    return _Periodic(clock, period, fn)

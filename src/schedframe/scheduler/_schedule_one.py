@@ -1,0 +1,771 @@
+"""One pod through the scheduler: the algorithm, the scheduling cycle and the binding cycle.
+
+Upstream: ``pkg/scheduler/schedule_one.go``. The scheduling cycle is serial, as upstream: pop
+a pod, pick its profile, snapshot the cache, run PreFilter/Filter/PostFilter/PreScore/Score,
+select a host, assume the pod there, Reserve and Permit. The binding cycle (WaitOnPermit,
+PreBind, Bind, PostBind) runs afterwards, concurrently with the next scheduling cycles in real
+mode and as an ordered task in deterministic mode (see :class:`~schedframe.scheduler.Scheduler`).
+
+Where upstream runs Filter over nodes in parallel and cancels once enough feasible nodes are
+found, this port checks nodes one by one from ``next_start_node_index`` and stops at exactly
+``num_feasible_nodes_to_find`` feasible nodes: the same set upstream finds when its workers
+finish in order, and the same ``next_start_node_index`` rotation.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from schedframe import framework as fw
+from schedframe.framework import (
+    Code,
+    CycleState,
+    Diagnosis,
+    FitError,
+    NodeInfo,
+    NodeToStatus,
+    NominatingInfo,
+    NominatingMode,
+    PodInfo,
+    Status,
+)
+
+if TYPE_CHECKING:
+    from schedframe.cache import Snapshot
+    from schedframe.objects import Pod
+    from schedframe.runtime import Framework
+    from schedframe.scheduler._scheduler import Scheduler
+
+__all__ = [
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT",
+    "Algorithm",
+    "NoNodesAvailableError",
+    "NodeScore",
+    "ScheduleResult",
+    "SchedulingStatusError",
+    "add_plugin_status",
+    "num_feasible_nodes_to_find",
+    "select_host",
+]
+
+log = logging.getLogger("schedframe.scheduler")
+
+#: At least this many nodes are checked for feasibility (when the cluster has them).
+MIN_FEASIBLE_NODES_TO_FIND: Final = 100
+#: The adaptive percentage never goes below this.
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
+#: How many of the best scored nodes a result reports (upstream 1.2x-1.34 ``selectHost``).
+NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT: Final = 3
+
+#: Upstream ``clearNominatedNode``.
+CLEAR_NOMINATED_NODE: Final = NominatingInfo("", NominatingMode.OVERRIDE)
+
+
+class NoNodesAvailableError(Exception):
+    """The cluster has no nodes (upstream ``ErrNoNodesAvailable``)."""
+
+    def __init__(self) -> None:
+        super().__init__("no nodes available to schedule pods")
+
+
+class SchedulingStatusError(Exception):
+    """A scheduling attempt failed with an error status (plugin error, cache error...)."""
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
+        super().__init__(status.message())
+
+
+@attrs.frozen
+class NodeScore:
+    """A node and its weighted total score."""
+
+    name: str
+    score: int
+
+
+@attrs.frozen(kw_only=True)
+class ScheduleResult:
+    """What happened to one pod's latest scheduling attempt.
+
+    The first four fields are upstream's ``ScheduleResult`` (``SuggestedHost``,
+    ``EvaluatedNodes``, ``FeasibleNodes``, ``nominatingInfo``); the others record the outcome
+    for the embedding program.
+
+    Attributes:
+        suggested_host: the node the algorithm picked (``""`` when none).
+        evaluated_nodes: nodes filtered in the attempt (feasible + rejected).
+        feasible_nodes: nodes that passed filtering.
+        nominating_info: what PostFilter asked for the pod's nominated node.
+        top_nodes: the best scored nodes, best first (at most three; empty when only one
+            node was feasible, as it is then picked without scoring).
+        pod: the pod (as assumed, when it was).
+        profile: the profile's ``schedulerName``.
+        outcome: ``"scheduled"`` (bound), ``"binding"`` (assumed, binding cycle under way,
+            maybe waiting on Permit), ``"unschedulable"`` or ``"error"``.
+        message: the FailedScheduling message for failures.
+        plugins: the plugins that rejected the pod, sorted.
+        attempts: scheduling attempts so far.
+    """
+
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+    nominating_info: NominatingInfo | None = None
+    top_nodes: tuple[NodeScore, ...] = ()
+    pod: Pod | None = None
+    profile: str = ""
+    outcome: str = ""
+    message: str = ""
+    plugins: tuple[str, ...] = ()
+    attempts: int = 0
+
+    @property
+    def node_name(self) -> str:
+        """The node the pod is bound to, once ``outcome == "scheduled"``; ``""`` otherwise."""
+        return self.suggested_host if self.outcome == "scheduled" else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Small upstream helpers
+# --------------------------------------------------------------------------------------------
+
+
+def num_feasible_nodes_to_find(
+    profile_percentage: int | None, global_percentage: int | None, num_all_nodes: int
+) -> int:
+    """How many feasible nodes to find before filtering stops (upstream ``numFeasibleNodesToFind``).
+
+    Under 100 nodes, all of them. Otherwise the profile's ``percentageOfNodesToScore`` if set,
+    else the global one; 0 means adaptive, ``50 - nodes/125`` percent but at least 5 percent;
+    and never fewer than 100 nodes.
+    """
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if profile_percentage is not None:
+        percentage = profile_percentage
+    else:
+        percentage = global_percentage or 0
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num_nodes = num_all_nodes * percentage // 100
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return num_nodes
+
+
+def select_host(
+    names: Sequence[str],
+    totals: Sequence[int],
+    rng: random.Random,
+    count: int = NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT,
+) -> tuple[str, list[NodeScore]]:
+    """The best scored node, ties broken at random, and the ``count`` best nodes.
+
+    Upstream (master) orders the nodes in a heap by ``(TotalScore, Randomizer)`` and pops the
+    top; each node's randomizer here is drawn from the injected ``rng`` (one draw per node, in
+    node order), so the pick among equal totals is uniform and reproducible with a seed.
+    The report lists the ``count`` best ``(name, total)`` in heap pop order (upstream 1.2x-1.34
+    ``numberOfHighestScoredNodesToReport``).
+
+    Raises:
+        ValueError: no nodes were given (upstream: ``empty priorityList``).
+    """
+    if not names:
+        raise ValueError("empty priorityList")
+    keyed = [(totals[i], rng.getrandbits(62), i) for i in range(len(names))]
+    top = heapq.nlargest(max(count, 1), keyed)
+    best = names[top[0][2]]
+    return best, [NodeScore(names[i], total) for total, _, i in top[:count]]
+
+
+def add_plugin_status(diagnosis: Diagnosis, status: Status) -> None:
+    """Upstream ``Diagnosis.AddPluginStatus``: remember which plugin rejected or parked the pod."""
+    if not status.plugin:
+        return
+    if status.is_rejected():
+        diagnosis.unschedulable_plugins.add(status.plugin)
+    if status.code is Code.PENDING:
+        diagnosis.pending_plugins.add(status.plugin)
+
+
+def record_event(
+    fwk: Framework, pod: Pod, event_type: str, reason: str, action: str, note: str
+) -> None:
+    """Record an event about ``pod``; a failing recorder is logged, never raised."""
+    try:
+        fwk.event_recorder.eventf(pod, None, event_type, reason, action, note)
+    except Exception as exc:
+        log.warning("recording %s event for %s failed: %s", reason, pod.key, exc)
+
+
+def _go_list(items: Sequence[str]) -> str:
+    """How Go's ``%v`` prints a ``[]string``: ``[a b]``."""
+    return "[" + " ".join(items) + "]"
+
+
+# --------------------------------------------------------------------------------------------
+# The algorithm (upstream schedulePod and friends)
+# --------------------------------------------------------------------------------------------
+
+
+class Algorithm:
+    """``schedulePod``: find the feasible nodes, score them, pick one.
+
+    Holds the state upstream keeps on the Scheduler for it: the snapshot, the rotating
+    ``next_start_node_index`` and the global ``percentageOfNodesToScore``.
+
+    Args:
+        snapshot: the snapshot every profile's Handle reads.
+        rng: the seeded random source for tie-breaking.
+        percentage_of_nodes_to_score: the configuration's global value (0 = adaptive).
+        update_snapshot: refreshes ``snapshot`` from the cache at the start of each attempt
+            (``Cache.update_snapshot``); ``None`` uses the snapshot as it is (tests).
+    """
+
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        rng: random.Random,
+        *,
+        percentage_of_nodes_to_score: int | None = 0,
+        update_snapshot: Callable[[Snapshot], object] | None = None,
+    ) -> None:
+        self.snapshot = snapshot
+        self.rng = rng
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.update_snapshot = update_snapshot
+        self.next_start_node_index = 0
+
+    def num_feasible_nodes_to_find(self, profile_percentage: int | None, num_all_nodes: int) -> int:
+        """:func:`num_feasible_nodes_to_find` with this scheduler's global percentage."""
+        return num_feasible_nodes_to_find(
+            profile_percentage, self.percentage_of_nodes_to_score, num_all_nodes
+        )
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
+        """Upstream ``schedulePod``.
+
+        Raises:
+            NoNodesAvailableError: the snapshot has no nodes.
+            FitError: no node passed filtering (its diagnosis says why).
+            SchedulingStatusError: a plugin failed with an error.
+        """
+        if self.update_snapshot is not None:
+            self.update_snapshot(self.snapshot)
+        num_nodes = self.snapshot.num_nodes()
+        if num_nodes == 0:
+            raise NoNodesAvailableError()
+
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod)
+        if not feasible:
+            raise FitError(pod, num_nodes, diagnosis)
+
+        if len(feasible) == 1:
+            return ScheduleResult(
+                suggested_host=feasible[0].name,
+                evaluated_nodes=1 + len(diagnosis.node_to_status),
+                feasible_nodes=1,
+            )
+
+        names, totals = self.prioritize_nodes(fwk, state, pod, feasible)
+        host, top = select_host(names, totals, self.rng)
+        return ScheduleResult(
+            suggested_host=host,
+            evaluated_nodes=len(feasible) + len(diagnosis.node_to_status),
+            feasible_nodes=len(feasible),
+            top_nodes=tuple(top),
+        )
+
+    def find_nodes_that_fit_pod(
+        self, fwk: Framework, state: CycleState, pod: Pod
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        """Upstream ``findNodesThatFitPod``: PreFilter, the nominated node first, then Filter."""
+        diagnosis = Diagnosis()
+        all_nodes = self.snapshot.list()
+
+        pre_result, status, plugins_with_nodes = fwk.run_pre_filter_plugins(state, pod)
+        diagnosis.unschedulable_plugins = set(plugins_with_nodes)
+        if status is not None and not status.is_success():
+            if not status.is_rejected():
+                raise SchedulingStatusError(status)
+            # Every node takes the PreFilter status, so preemption sees it.
+            diagnosis.node_to_status.absent_nodes_status = status
+            diagnosis.pre_filter_msg = status.message()
+            add_plugin_status(diagnosis, status)
+            return [], diagnosis
+
+        # A nominated node (set by an earlier preemption) is likely the only fit: try it first.
+        if pod.status.nominated_node_name:
+            try:
+                feasible = self.evaluate_nominated_node(fwk, state, pod, diagnosis)
+            except Exception as exc:  # upstream logs and carries on with all nodes
+                log.info(
+                    "evaluation failed on nominated node %s of pod %s: %s",
+                    pod.status.nominated_node_name,
+                    pod.key,
+                    exc,
+                )
+                feasible = []
+            if feasible:
+                return feasible, diagnosis
+
+        nodes: Sequence[NodeInfo] = all_nodes
+        if pre_result is not None and not pre_result.all_nodes():
+            assert pre_result.node_names is not None
+            picked: list[NodeInfo] = []
+            # Upstream ranges over a Go map here (random order); sorted keeps runs reproducible.
+            for name in sorted(pre_result.node_names):
+                try:
+                    picked.append(self.snapshot.get(name))
+                except KeyError:
+                    continue  # PreFilterResult may name nodes that do not exist
+            nodes = picked
+            diagnosis.node_to_status.absent_nodes_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) {_go_list(sorted(plugins_with_nodes))}",
+            )
+
+        feasible_nodes: list[NodeInfo] = []
+        try:
+            feasible_nodes = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        finally:
+            # Always rotate, error or not, so every node gets its turn (upstream).
+            processed = len(feasible_nodes) + len(diagnosis.node_to_status)
+            if all_nodes:
+                self.next_start_node_index = (self.next_start_node_index + processed) % len(
+                    all_nodes
+                )
+        return feasible_nodes, diagnosis
+
+    def evaluate_nominated_node(
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        """Upstream ``evaluateNominatedNode``: filter the nominated node alone."""
+        node_info = self.snapshot.get(pod.status.nominated_node_name)
+        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node_info])
+
+    def find_nodes_that_pass_filters(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: Sequence[NodeInfo],
+    ) -> list[NodeInfo]:
+        """Upstream ``findNodesThatPassFilters``: filter from ``next_start_node_index`` on,
+        stopping once enough feasible nodes are found.
+
+        Without Score plugins one feasible node is enough (there is nothing to compare).
+        Rejections are recorded in ``diagnosis``; an ``Error`` from a filter raises
+        :class:`SchedulingStatusError` after the nodes checked so far are recorded.
+        """
+        num_all = len(nodes)
+        if num_all == 0:
+            return []
+        num_to_find = self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all)
+        if not fwk.has_score_plugins():
+            num_to_find = 1
+        start = self.next_start_node_index
+
+        if not fwk.has_filter_plugins():
+            return [nodes[(start + i) % num_all] for i in range(num_to_find)]
+
+        started = time.perf_counter()
+        feasible: list[NodeInfo] = []
+        node_to_status = diagnosis.node_to_status
+        run = fwk.run_filter_plugins_with_nominated_pods
+        error: Status | None = None
+        try:
+            for i in range(num_all):
+                node_info = nodes[(start + i) % num_all]
+                status = run(state, pod, node_info)
+                if status is None or status.code is Code.SUCCESS:
+                    feasible.append(node_info)
+                    if len(feasible) >= num_to_find:
+                        break
+                elif status.code is Code.ERROR:
+                    error = status
+                    break
+                else:
+                    node_to_status.set(node_info.name, status)
+                    add_plugin_status(diagnosis, status)
+        finally:
+            state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
+                time.perf_counter() - started
+            )
+        if error is not None:
+            raise SchedulingStatusError(error)
+        return feasible
+
+    def prioritize_nodes(
+        self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[str], list[int]]:
+        """Upstream ``prioritizeNodes``: PreScore, Score, NormalizeScore and weights.
+
+        Without Score plugins every node scores 1.
+        """
+        names = [n.name for n in nodes]
+        if not fwk.has_score_plugins():
+            return names, [1] * len(nodes)
+        status = fwk.run_pre_score_plugins(state, pod, nodes)
+        if status is not None and not status.is_success():
+            raise SchedulingStatusError(status)
+        scores, status = fwk.run_score_plugins(state, pod, nodes)
+        if status is not None and not status.is_success():
+            raise SchedulingStatusError(status)
+        assert scores is not None
+        return scores.names, scores.totals
+
+
+# --------------------------------------------------------------------------------------------
+# scheduleOne: the scheduling cycle and the binding cycle
+# --------------------------------------------------------------------------------------------
+
+
+def _rejection_fit_error(pod: Pod, node_name: str, status: Status) -> Status:
+    """Reserve/Permit rejections become a one-node FitError, as upstream does."""
+    diagnosis = Diagnosis(node_to_status=NodeToStatus())
+    diagnosis.node_to_status.set(node_name, status)
+    add_plugin_status(diagnosis, status)
+    fit = FitError(pod, 1, diagnosis)
+    return Status(status.code, error=fit)
+
+
+def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
+    """Upstream ``ScheduleOne`` for a popped pod: the scheduling cycle, then binding."""
+    pod = qpi.pod
+    fwk = sched.profiles.get(pod.spec.scheduler_name)
+    if fwk is None:
+        # Only pods naming one of our profiles are queued; this would be a bug.
+        log.error('profile not found for scheduler name "%s"', pod.spec.scheduler_name)
+        sched.queue.done(pod.uid)
+        return
+    if skip_pod_schedule(sched, fwk, pod):
+        sched.queue.done(pod.uid)
+        return
+
+    start = time.perf_counter()
+    state = CycleState()
+    result, assumed_qpi, status = scheduling_cycle(sched, state, fwk, qpi, start)
+    durations = dict(state.durations)
+    durations["Total"] = time.perf_counter() - start
+    if status is not None and not status.is_success():
+        sched.failure_handler(fwk, assumed_qpi, status, result.nominating_info, start)
+        label = "unschedulable" if status.is_rejected() else "error"
+        sched.notify(
+            "schedframe_cycle_finished",
+            pod=pod,
+            profile=fwk.profile_name,
+            result=label,
+            durations=durations,
+        )
+        return
+    sched.record_result(
+        attrs.evolve(
+            result,
+            pod=assumed_qpi.pod,
+            profile=fwk.profile_name,
+            outcome="binding",
+            attempts=assumed_qpi.attempts,
+        )
+    )
+    sched.notify(
+        "schedframe_cycle_finished",
+        pod=pod,
+        profile=fwk.profile_name,
+        result="scheduled",
+        durations=durations,
+    )
+    sched.start_binding_cycle(
+        lambda: binding_cycle_start(sched, state, fwk, result, assumed_qpi, start)
+    )
+
+
+def skip_pod_schedule(sched: Scheduler, fwk: Framework, pod: Pod) -> bool:
+    """Upstream ``skipPodSchedule``: pods being deleted, and pods already assumed."""
+    if pod.deletion_timestamp is not None:
+        record_event(
+            fwk,
+            pod,
+            "Warning",
+            "FailedScheduling",
+            "Scheduling",
+            f"skip schedule deleting pod: {pod.namespace}/{pod.name}",
+        )
+        return True
+    try:
+        return sched.cache.is_assumed_pod(pod)
+    except Exception:
+        log.exception("failed to check whether pod %s is assumed", pod.key)
+        return False
+
+
+def scheduling_cycle(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    qpi: fw.QueuedPodInfo,
+    start: float,
+) -> tuple[ScheduleResult, fw.QueuedPodInfo, Status | None]:
+    """Upstream ``schedulingCycle``: schedulePod (+ PostFilter), assume, Reserve, Permit."""
+    pod = qpi.pod
+    algo_started = time.perf_counter()
+    try:
+        result = sched.algorithm.schedule_pod(fwk, state, pod)
+    except NoNodesAvailableError as exc:
+        status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, error=exc)
+        return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, status
+    except FitError as fit:
+        state.durations["SchedulingAlgorithm"] = time.perf_counter() - algo_started
+        if not fwk.has_post_filter_plugins():
+            status = Status(Code.UNSCHEDULABLE, error=fit)
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, status
+        post_result, post_status = fwk.run_post_filter_plugins(
+            state, pod, fit.diagnosis.node_to_status
+        )
+        fit.diagnosis.post_filter_msg = post_status.message()
+        fit.args = (fit.message(),)
+        if post_status.code is Code.ERROR:
+            log.error("PostFilter for pod %s failed: %s", pod.key, post_status.message())
+        nominating = post_result.nominating_info if post_result is not None else None
+        victims = sched.preemption_victims(pod.uid)
+        if victims and nominating is not None and nominating.nominated_node_name:
+            sched.notify(
+                "schedframe_preemption",
+                preemptor=pod,
+                node_name=nominating.nominated_node_name,
+                victims=victims,
+                profile=fwk.profile_name,
+            )
+        status = Status(Code.UNSCHEDULABLE, error=fit)
+        return ScheduleResult(nominating_info=nominating), qpi, status
+    except SchedulingStatusError as exc:
+        log.error("error selecting node for pod %s: %s", pod.key, exc)
+        return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, exc.status
+    except Exception as exc:  # a bug or a cache failure: an error status, never a crash
+        log.exception("error selecting node for pod %s", pod.key)
+        return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, Status.from_error(exc)
+    state.durations["SchedulingAlgorithm"] = time.perf_counter() - algo_started
+
+    host = result.suggested_host
+    assumed_pod = pod.with_node_name(host)
+    assumed_qpi = attrs.evolve(
+        qpi,
+        pod_info=PodInfo(assumed_pod),
+        unschedulable_plugins=set(qpi.unschedulable_plugins),
+        pending_plugins=set(qpi.pending_plugins),
+    )
+    try:
+        sched.assume(assumed_pod)
+    except Exception as exc:
+        # Most probably a bug in retrying; the error path retries the pod.
+        log.exception("scheduler cache AssumePod failed for %s", pod.key)
+        return (
+            ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+            assumed_qpi,
+            Status.from_error(exc),
+        )
+
+    reserve = fwk.run_reserve_plugins_reserve(state, assumed_pod, host)
+    if reserve is not None and not reserve.is_success():
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
+        sched.forget(assumed_pod)
+        if reserve.is_rejected():
+            reserve = _rejection_fit_error(pod, host, reserve)
+        return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, reserve
+
+    permit = fwk.run_permit_plugins(state, assumed_pod, host)
+    if permit is not None and not permit.is_wait() and not permit.is_success():
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
+        sched.forget(assumed_pod)
+        if permit.is_rejected():
+            permit = _rejection_fit_error(pod, host, permit)
+        return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, permit
+
+    if state.pods_to_activate:
+        sched.queue.activate(list(state.pods_to_activate.values()))
+        state.pods_to_activate.clear()
+    return result, assumed_qpi, None
+
+
+def binding_cycle_start(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    result: ScheduleResult,
+    assumed_qpi: fw.QueuedPodInfo,
+    start: float,
+) -> None:
+    """The first half of upstream ``bindingCycle``: wait on Permit (without blocking).
+
+    ``PreBindPreFlight`` and the nominated-node-name-for-expectation write belong to the
+    ``NominatedNodeNameForExpectation`` feature (alpha, off by default) and are not done.
+    """
+
+    owner = threading.get_ident()
+    registering = True
+
+    def permitted(permit_status: Status | None) -> None:
+        def finish() -> None:
+            binding_cycle_finish(sched, state, fwk, result, assumed_qpi, start, permit_status)
+
+        if registering and threading.get_ident() == owner:
+            finish()  # not waiting (or resolved at once): go on in this binding task
+        else:
+            # Resolved later, by a timer or by whoever allowed/rejected the pod: never run
+            # the bind in their thread.
+            sched.continue_binding_cycle(finish)
+
+    try:
+        fwk.when_permitted(assumed_qpi.pod, permitted)
+    except Exception as exc:
+        log.exception("waiting on permit for pod %s failed", assumed_qpi.pod.key)
+        permitted(Status.from_error(exc))
+    finally:
+        registering = False
+
+
+def binding_cycle_finish(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    result: ScheduleResult,
+    assumed_qpi: fw.QueuedPodInfo,
+    start: float,
+    permit_status: Status | None,
+) -> None:
+    """The rest of upstream ``bindingCycle``, then ``handleBindingCycleError`` on failure."""
+    try:
+        status = binding_cycle(sched, state, fwk, result, assumed_qpi, permit_status)
+    except Exception as exc:  # never lose the pod: an unexpected failure is an error status
+        log.exception("binding cycle of pod %s failed", assumed_qpi.pod.key)
+        status = Status.from_error(exc)
+    if status is not None and not status.is_success():
+        handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, status)
+    sched.binding_cycle_ended()
+
+
+def binding_cycle(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    result: ScheduleResult,
+    assumed_qpi: fw.QueuedPodInfo,
+    permit_status: Status | None,
+) -> Status | None:
+    """Upstream ``bindingCycle`` after ``WaitOnPermit``: PreBind, Bind, PostBind."""
+    assumed = assumed_qpi.pod
+    host = result.suggested_host
+    if permit_status is not None and not permit_status.is_success():
+        if permit_status.is_rejected():
+            plugins = {permit_status.plugin} if permit_status.plugin else set()
+            diagnosis = Diagnosis(unschedulable_plugins=plugins)
+            diagnosis.node_to_status.set(host, permit_status)
+            fit = FitError(assumed, 1, diagnosis)
+            return Status(permit_status.code, error=fit)
+        return permit_status
+
+    # From here on a failure is not "unschedulable": the pod goes to backoff (upstream).
+    sched.queue.done(assumed.uid)
+
+    status = fwk.run_pre_bind_plugins(state, assumed, host)
+    if status is not None and not status.is_success():
+        return status
+    status = bind(sched, fwk, state, assumed, host)
+    if status is not None and not status.is_success():
+        return status
+
+    sched.record_result(
+        attrs.evolve(
+            result,
+            pod=assumed,
+            profile=fwk.profile_name,
+            outcome="scheduled",
+            attempts=assumed_qpi.attempts,
+        )
+    )
+    sched.notify(
+        "schedframe_pod_scheduled",
+        pod=assumed,
+        node_name=host,
+        profile=fwk.profile_name,
+        attempts=assumed_qpi.attempts,
+    )
+    fwk.run_post_bind_plugins(state, assumed, host)
+    if state.pods_to_activate:
+        sched.queue.activate(list(state.pods_to_activate.values()))
+    return None
+
+
+def bind(
+    sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str
+) -> Status | None:
+    """Upstream ``bind`` + ``finishBinding`` (extenders are not supported)."""
+    status: Status | None
+    try:
+        status = fwk.run_bind_plugins(state, assumed, host)
+    except Exception as exc:
+        status = Status.from_error(exc)
+    try:
+        sched.cache.finish_binding(assumed)
+    except Exception:
+        log.exception("scheduler cache FinishBinding failed for %s", assumed.key)
+    if status is not None and not status.is_success():
+        log.info("failed to bind pod %s: %s", assumed.key, status.message())
+        return status
+    record_event(
+        fwk,
+        assumed,
+        "Normal",
+        "Scheduled",
+        "Binding",
+        f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
+    )
+    return None
+
+
+def handle_binding_cycle_error(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    qpi: fw.QueuedPodInfo,
+    start: float,
+    result: ScheduleResult,
+    status: Status,
+) -> None:
+    """Upstream ``handleBindingCycleError``: unreserve, forget, wake others, requeue."""
+    from schedframe.scheduler._eventhandlers import EVENT_ASSIGNED_POD_DELETE
+
+    assumed = qpi.pod
+    host = result.suggested_host
+    fwk.run_reserve_plugins_unreserve(state, assumed, host)
+    deferred_move = False
+    if sched.forget(assumed):
+        # Forgetting frees what the assumed pod held: like an assigned pod deletion.
+        if status.is_rejected():
+            deferred_move = True  # after requeueing, and never moving the pod itself
+        else:
+            sched.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, assumed, None, None
+            )
+    try:
+        sched.failure_handler(fwk, qpi, status, CLEAR_NOMINATED_NODE, start)
+    finally:
+        if deferred_move:
+            uid = assumed.uid
+            sched.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
+            )

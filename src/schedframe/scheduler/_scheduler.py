@@ -1,0 +1,598 @@
+"""The Scheduler: profiles, queue, cache, event handlers and the loop that drives them.
+
+Upstream: ``pkg/scheduler/scheduler.go`` (``New``, ``Run``) and the loop of ``ScheduleOne``.
+
+Two ways to run:
+
+* **real mode** (default): a :class:`RealClock`; binding cycles run on a bounded thread pool,
+  concurrently with the next scheduling cycles, as upstream runs them in goroutines;
+* **deterministic mode** (``deterministic=True``): a :class:`VirtualClock`, a seeded random
+  source, and binding cycles run as ordered tasks on the calling thread (right after the
+  scheduling cycle that started them, or when their Permit wait resolves). No thread is
+  started, so the same inputs give the same placements and the same events in the same order.
+
+Either way the scheduling cycle is serial, and nothing is lost: a failing plugin, backend call
+or bind becomes an error status and a retry through the queue.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import random
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, cast
+
+from schedframe import framework as fw
+from schedframe.objects import Pod
+from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
+from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
+from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
+from schedframe.scheduler._failure import handle_scheduling_failure
+from schedframe.scheduler._schedule_one import Algorithm, ScheduleResult
+from schedframe.scheduler._schedule_one import schedule_one as _schedule_one_pod
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from schedframe.cache import Snapshot
+    from schedframe.config import KubeSchedulerConfiguration
+    from schedframe.scheduler._protocols import (
+        BackendLike,
+        CacheLike,
+        QueueLike,
+        SubscriptionLike,
+    )
+
+__all__ = ["Scheduler"]
+
+log = logging.getLogger("schedframe.scheduler")
+
+#: Upstream flushes completed backoffs every second ...
+BACKOFF_FLUSH_PERIOD = 1.0
+#: ... and unschedulable leftovers every 30 seconds.
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+#: Default size of the binding thread pool in real mode.
+DEFAULT_BINDING_WORKERS = 16
+
+
+class _ObservingRecorder(RecordingEventRecorder):
+    """The profiles' event recorder; also notes preemption victims for the observer hook.
+
+    Preemption records ``Preempted`` on each victim with the preemptor as the related object
+    (upstream ``prepareCandidate``); the scheduling cycle collects them after PostFilter.
+    """
+
+    def __init__(self, binder: fw.Binder) -> None:
+        super().__init__(binder)
+        self._victims: dict[str, list[Pod]] = {}
+        self._lock = threading.Lock()
+
+    def eventf(
+        self,
+        regarding: Pod,
+        related: object | None,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        if reason == "Preempted" and isinstance(related, Pod):
+            with self._lock:
+                self._victims.setdefault(related.uid, []).append(regarding)
+        super().eventf(regarding, related, event_type, reason, action, note)
+
+    def take_victims(self, preemptor_uid: str) -> list[Pod]:
+        """The victims recorded for ``preemptor_uid`` since the last call."""
+        with self._lock:
+            return self._victims.pop(preemptor_uid, [])
+
+
+class _QueueNominator:
+    """The Handle's nominator, forwarding to the queue once the queue exists.
+
+    Frameworks are built before the queue (the queue needs their QueueSort), so they get
+    this forwarder; upstream passes the queue itself as the PodNominator.
+    """
+
+    def __init__(self) -> None:
+        self.queue: QueueLike | None = None
+
+    def _q(self) -> QueueLike:
+        assert self.queue is not None, "the scheduling queue is not built yet"
+        return self.queue
+
+    def nominated_pods_for_node(self, node_name: str) -> list[fw.PodInfo]:
+        if self.queue is None:
+            return []
+        return self.queue.nominated_pods_for_node(node_name)
+
+    def add_nominated_pod(self, pod_info: fw.PodInfo, node_name: str) -> None:
+        self._q().add_nominated_pod(pod_info, node_name)
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        self._q().delete_nominated_pod_if_exists(pod)
+
+
+class Scheduler:
+    """A kube-scheduler: one Framework per profile, one queue, one cache, one backend.
+
+    Build one with :meth:`from_config`::
+
+        sched = Scheduler.from_config("config.yaml", backend, deterministic=True, seed=1)
+        backend.create(node); backend.create(pod)
+        sched.run_until_idle()
+        sched.results[pod.uid].node_name
+
+    Attributes:
+        profiles: Frameworks by ``schedulerName``.
+        queue: the scheduling queue (and nominator).
+        cache: the scheduler cache.
+        backend: the cluster.
+        clock: the scheduler's clock.
+        rng: the seeded random source (tie-breaking; plugins get it through their Handle).
+        results: the latest :class:`ScheduleResult` of every pod attempted, by uid.
+        events: every event recorded, in order (also forwarded to the backend).
+    """
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        backend: BackendLike,
+        *,
+        registry: Registry | None = None,
+        clock: Clock | None = None,
+        seed: int | None = None,
+        deterministic: bool = False,
+        hooks: pluggy.PluginManager | None = None,
+        binding_workers: int = DEFAULT_BINDING_WORKERS,
+    ) -> None:
+        from schedframe import queue as queue_module
+        from schedframe.cache import Cache, Snapshot
+
+        if clock is None:
+            clock = VirtualClock() if deterministic else RealClock()
+        if deterministic and not isinstance(clock, VirtualClock):
+            raise ValueError("deterministic mode needs a VirtualClock (or no clock at all)")
+        self.config = config
+        self.backend = backend
+        self.deterministic = deterministic
+        self.clock: Clock = clock
+        self.seed = seed if seed is not None else (0 if deterministic else None)
+        self.rng = random.Random(self.seed)
+        self.hooks = hooks
+
+        self.cache: CacheLike = cast("CacheLike", Cache())
+        self.snapshot: Snapshot = Snapshot()
+        self.waiting_pods = WaitingPods()
+        self.pod_store = PodStore()
+        self.cluster = LiveClusterView()
+        self.event_recorder = _ObservingRecorder(cast("fw.Binder", backend))
+        self._nominator = _QueueNominator()
+
+        if config.extenders:
+            log.warning(
+                "scheduler extenders are not supported; %d configured extender(s) ignored",
+                len(config.extenders),
+            )
+        registry = registry if registry is not None else Registry.discover()
+        self.profiles: dict[str, Framework] = {}
+        for index, profile in enumerate(config.profiles):
+            self.profiles[profile.scheduler_name] = Framework.from_profile(
+                profile,
+                registry,
+                index=index,
+                snapshot=self.snapshot,
+                cluster=self.cluster,
+                clock=clock,
+                timers=clock,
+                rng=self.rng,
+                binder=backend,
+                event_recorder=self.event_recorder,
+                nominator=self._nominator,
+                activator=self._activate,
+                waiting_pods=self.waiting_pods,
+                parallelism=config.parallelism,
+            )
+
+        self.queue: QueueLike = cast(
+            "QueueLike",
+            queue_module.SchedulingQueue(  # type: ignore[attr-defined,unused-ignore]
+                frameworks=self.profiles,
+                clock=clock,
+                pod_initial_backoff=float(config.pod_initial_backoff_seconds),
+                pod_max_backoff=float(config.pod_max_backoff_seconds),
+            ),
+        )
+        self._nominator.queue = self.queue
+        self.algorithm = Algorithm(
+            self.snapshot,
+            self.rng,
+            percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+            update_snapshot=self.cache.update_snapshot,
+        )
+        self.handlers = EventHandlers(
+            cache=self.cache,
+            queue=self.queue,
+            profiles=self.profiles,
+            cluster=self.cluster,
+            pods=self.pod_store,
+        )
+
+        self.results: dict[str, ScheduleResult] = {}
+        self._results_lock = threading.Lock()
+        self._bound = 0
+        self._attempts = 0
+
+        # Binding cycles in flight (assumed, not yet bound or failed), waiting pods included.
+        self._in_flight = 0
+        self._in_flight_cond = threading.Condition()
+        self._tasks: collections.deque[Callable[[], None]] = collections.deque()
+        self._binding_workers = max(1, binding_workers)
+        self._executor: ThreadPoolExecutor | None = None
+
+        self._timers: list[Cancellable] = []
+        self._started = False
+        self._stopped = False
+        self._subscription: SubscriptionLike | None = backend.subscribe(self.handlers)
+
+    # -- building ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_config(
+        cls,
+        config: KubeSchedulerConfiguration
+        | str
+        | os.PathLike[str]
+        | Mapping[str, Any]
+        | None = None,
+        backend: BackendLike | None = None,
+        *,
+        registry: Registry | None = None,
+        clock: Clock | None = None,
+        seed: int | None = None,
+        deterministic: bool = False,
+        hooks: pluggy.PluginManager | None = None,
+        binding_workers: int = DEFAULT_BINDING_WORKERS,
+    ) -> Scheduler:
+        """Build a scheduler from a ``KubeSchedulerConfiguration``.
+
+        Args:
+            config: a loaded configuration, a path to a YAML/JSON file, a mapping, or ``None``
+                for kube-scheduler's defaults.
+            backend: the cluster; ``None`` for a new empty in-memory backend.
+            registry: where plugins come from; ``None`` discovers installed entry points.
+            clock: the time source; by default a VirtualClock in deterministic mode, else real.
+            seed: seeds the random source (0 in deterministic mode when not given).
+            deterministic: virtual time and binding without threads (see the module doc).
+            hooks: a pluggy plugin manager whose ``schedframe_*`` hooks observe the scheduler.
+            binding_workers: binding threads in real mode.
+
+        Raises:
+            ConfigError: the configuration is invalid, names an unknown plugin, or has bad args.
+            PluginError: a plugin failed to build.
+        """
+        from schedframe.config import KubeSchedulerConfiguration, load_config
+
+        if not isinstance(config, KubeSchedulerConfiguration):
+            config = load_config(config)
+        if clock is None:
+            clock = VirtualClock() if deterministic else RealClock()
+        if backend is None:
+            from schedframe import backends
+
+            memory = backends.MemoryBackend(clock=clock)  # type: ignore[attr-defined,unused-ignore]
+            backend = cast("BackendLike", memory)
+        return cls(
+            config,
+            backend,
+            registry=registry,
+            clock=clock,
+            seed=seed,
+            deterministic=deterministic,
+            hooks=hooks,
+            binding_workers=binding_workers,
+        )
+
+    # -- running -----------------------------------------------------------------------------
+
+    def _ensure_started(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        # Upstream SchedulingQueue.Run: wait.Until(flushBackoffQCompleted, 1s) and
+        # wait.Until(flushUnschedulablePodsLeftover, 30s).
+        self._timers.append(
+            call_every(self.clock, BACKOFF_FLUSH_PERIOD, self._flush_backoff_q_completed)
+        )
+        self._timers.append(
+            call_every(
+                self.clock, UNSCHEDULABLE_FLUSH_PERIOD, self._flush_unschedulable_pods_leftover
+            )
+        )
+
+    def _flush_backoff_q_completed(self) -> None:
+        try:
+            self.queue.flush_backoff_q_completed()
+        except Exception:
+            log.exception("flushing completed backoffs failed")
+
+    def _flush_unschedulable_pods_leftover(self) -> None:
+        try:
+            self.queue.flush_unschedulable_pods_leftover()
+        except Exception:
+            log.exception("flushing unschedulable leftovers failed")
+
+    def schedule_one(self, *, block: bool = False, timeout: float | None = None) -> bool:
+        """Pop one pod and run its scheduling cycle; ``False`` when no pod was ready.
+
+        In deterministic mode the binding cycles that became ready run before this returns.
+        """
+        if self._stopped:
+            return False
+        self._ensure_started()
+        if self.deterministic:
+            self._drain_tasks()
+        qpi = self.queue.pop(block=block, timeout=timeout)
+        if qpi is None:
+            if self.deterministic:
+                self._drain_tasks()
+            return False
+        self._attempts += 1
+        try:
+            _schedule_one_pod(self, qpi)
+        except Exception:  # a bug: keep the loop alive, never lose the pod
+            log.exception("scheduling cycle of pod %s crashed", qpi.pod.key)
+            try:
+                self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+            except Exception:
+                log.exception("requeueing pod %s failed", qpi.pod.key)
+        if self.deterministic:
+            self._drain_tasks()
+        return True
+
+    def run_until_idle(self, *, max_cycles: int | None = None, stall_timeout: float = 60.0) -> int:
+        """Schedule until nothing is left to do now; returns the scheduling cycles run.
+
+        Idle means: no pod ready to pop, no binding cycle in flight (waiting pods included),
+        and no pod in backoff — pods left in the unschedulable pool wait for a cluster event,
+        as upstream. Pods in backoff are retried as their backoff ends; if ``stall_timeout``
+        seconds (virtual in deterministic mode) pass without a pod being bound, the run stops
+        anyway (a persistent error would otherwise retry forever). In deterministic mode the
+        virtual clock is advanced from timer to timer while waiting.
+        """
+        self._ensure_started()
+        cycles = 0
+        bound = self._bound
+        last_progress = self.clock.now()
+        while not self._stopped:
+            if max_cycles is not None and cycles >= max_cycles:
+                break
+            if self.schedule_one():
+                cycles += 1
+                continue
+            if self._bound != bound:
+                bound = self._bound
+                last_progress = self.clock.now()
+            in_flight = self.in_flight()
+            backoff = bool(self.queue.backoff_pods())
+            if not in_flight and not backoff:
+                break
+            if not in_flight and self.clock.now() - last_progress >= stall_timeout:
+                log.info("run_until_idle: no pod bound for %ss, stopping", stall_timeout)
+                break
+            if self.deterministic:
+                assert isinstance(self.clock, VirtualClock)
+                if in_flight and not self._tasks and not len(self.waiting_pods):
+                    log.error("%d binding cycle(s) in flight with nothing to wait for", in_flight)
+                    break
+                deadline = self.clock.next_deadline()
+                if deadline is None:
+                    break
+                self.clock.advance_to(deadline)
+            elif self.schedule_one(block=True, timeout=0.05):
+                cycles += 1
+        return cycles
+
+    def run(self, duration: float | None = None) -> int:
+        """Run the loop for ``duration`` seconds (virtual in deterministic mode), or until
+        :meth:`stop` (real mode) / idle (deterministic mode) when ``None``.
+
+        Returns the scheduling cycles run.
+        """
+        self._ensure_started()
+        if self.deterministic:
+            assert isinstance(self.clock, VirtualClock)
+            if duration is None:
+                return self.run_until_idle()
+            end = self.clock.now() + duration
+            cycles = 0
+            while not self._stopped:
+                while self.schedule_one():
+                    cycles += 1
+                deadline = self.clock.next_deadline()
+                if deadline is None or deadline > end:
+                    self.clock.advance_to(end)
+                    while self.schedule_one():
+                        cycles += 1
+                    break
+                self.clock.advance_to(deadline)
+            return cycles
+        cycles = 0
+        until = None if duration is None else self.clock.now() + duration
+        while not self._stopped:
+            wait = 0.1
+            if until is not None:
+                remaining = until - self.clock.now()
+                if remaining <= 0:
+                    break
+                wait = min(wait, remaining)
+            if self.schedule_one(block=True, timeout=wait):
+                cycles += 1
+        return cycles
+
+    def stop(self) -> None:
+        """Stop the loop: cancel timers, close the queue, stop watching, finish bindings,
+        close plugins. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        try:
+            self.queue.close()
+        except Exception:
+            log.exception("closing the queue failed")
+        if self._subscription is not None:
+            self._subscription.cancel()
+            self._subscription = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        for fwk in self.profiles.values():
+            fwk.close()
+
+    def __enter__(self) -> Scheduler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- binding cycles ----------------------------------------------------------------------
+
+    def in_flight(self) -> int:
+        """Binding cycles started and not finished (pods waiting on Permit included)."""
+        with self._in_flight_cond:
+            return self._in_flight
+
+    def wait_for_bindings(self, timeout: float | None = None) -> bool:
+        """Block until no binding cycle is in flight (real mode); ``False`` on timeout."""
+        if self.deterministic:
+            self._drain_tasks()
+            return self.in_flight() == 0
+        with self._in_flight_cond:
+            return self._in_flight_cond.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def start_binding_cycle(self, task: Callable[[], None]) -> None:
+        """Start a binding cycle: a thread-pool task in real mode, an ordered task otherwise."""
+        with self._in_flight_cond:
+            self._in_flight += 1
+        self._submit(task)
+
+    def continue_binding_cycle(self, task: Callable[[], None]) -> None:
+        """Continue a binding cycle whose Permit wait resolved: queued like a new task, so a
+        plugin allowing a pod from another pod's scheduling cycle (or a timer thread) never
+        runs the bind itself."""
+        self._submit(task)
+
+    def binding_cycle_ended(self) -> None:
+        """A binding cycle finished (bound, or failed and handed to the failure handler)."""
+        with self._in_flight_cond:
+            self._in_flight -= 1
+            self._in_flight_cond.notify_all()
+
+    def _submit(self, task: Callable[[], None]) -> None:
+        if self.deterministic:
+            self._tasks.append(task)
+            return
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(
+                max_workers=self._binding_workers, thread_name_prefix="schedframe-binding"
+            )
+        try:
+            self._executor.submit(self._run_task, task)
+        except RuntimeError:  # shut down by stop(): finish here rather than drop the pod
+            self._run_task(task)
+
+    def _run_task(self, task: Callable[[], None]) -> None:
+        try:
+            task()
+        except Exception:
+            log.exception("binding task crashed")
+
+    def _drain_tasks(self) -> None:
+        while self._tasks:
+            self._run_task(self._tasks.popleft())
+
+    # -- services for the cycles -------------------------------------------------------------
+
+    def assume(self, pod: Pod) -> None:
+        """Upstream ``assume``: the cache holds the pod on its node; its nomination ends."""
+        self.cache.assume_pod(pod)
+        self.queue.delete_nominated_pod_if_exists(pod)
+
+    def forget(self, pod: Pod) -> bool:
+        """Forget an assumed pod; ``False`` (logged) when the cache refuses."""
+        try:
+            self.cache.forget_pod(pod)
+        except Exception:
+            log.exception("scheduler cache ForgetPod failed for %s", pod.key)
+            return False
+        return True
+
+    def failure_handler(
+        self,
+        fwk: Framework,
+        qpi: fw.QueuedPodInfo,
+        status: fw.Status,
+        nominating_info: fw.NominatingInfo | None,
+        start: float,
+    ) -> None:
+        """Upstream ``FailureHandler`` (``handleSchedulingFailure``)."""
+        handle_scheduling_failure(self, fwk, qpi, status, nominating_info, start)
+
+    def record_result(self, result: ScheduleResult) -> None:
+        """Keep ``result`` as the latest result of its pod."""
+        assert result.pod is not None
+        with self._results_lock:
+            self.results[result.pod.uid] = result
+            if result.outcome == "scheduled":
+                self._bound += 1
+
+    def notify(self, hook: str, **kwargs: Any) -> None:
+        """Call observer hook ``hook`` if a plugin manager was given; failures are logged."""
+        if self.hooks is None:
+            return
+        try:
+            getattr(self.hooks.hook, hook)(**kwargs)
+        except Exception:
+            log.exception("observer hook %s failed", hook)
+
+    def preemption_victims(self, preemptor_uid: str) -> list[Pod]:
+        """Victims preemption evicted for ``preemptor_uid`` since the last call."""
+        return self.event_recorder.take_victims(preemptor_uid)
+
+    def _activate(self, pods: Iterable[Pod]) -> None:
+        self.queue.activate(list(pods))
+
+    # -- introspection -----------------------------------------------------------------------
+
+    @property
+    def events(self) -> list[Any]:
+        """Every event recorded by the profiles, in order."""
+        return self.event_recorder.events
+
+    @property
+    def attempts(self) -> int:
+        """Scheduling cycles run so far."""
+        return self._attempts
+
+    def placements(self) -> dict[str, str]:
+        """``namespace/name -> node`` of every pod this scheduler bound."""
+        with self._results_lock:
+            return {
+                r.pod.key: r.suggested_host
+                for r in self.results.values()
+                if r.pod is not None and r.outcome == "scheduled"
+            }
+
+    def framework_for_pod(self, pod: Pod) -> Framework | None:
+        """The profile that schedules ``pod``, or ``None`` when it names another scheduler."""
+        return self.profiles.get(pod.spec.scheduler_name)
+
+    def __repr__(self) -> str:
+        mode = "deterministic" if self.deterministic else "real"
+        return f"Scheduler(profiles={list(self.profiles)}, mode={mode})"
