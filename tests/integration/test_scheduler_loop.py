@@ -601,3 +601,33 @@ def test_preemption_end_to_end() -> None:
     assert reasons == ["FailedScheduling", "Scheduled"]
     victims = sorted(e.split("/")[1] for e in preempted)
     assert seen == [("high", "n1", victims, "default-scheduler")]
+
+
+def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
+    # The queue refuses a pod it already holds (an update re-added it meanwhile); the
+    # FailedScheduling event and the PodScheduled condition must be written all the same,
+    # and the pod, still queued, binds once a node fits.
+    from schedframe.queue import QueueError
+
+    sched, backend = new_scheduler()
+    original = sched.queue.add_unschedulable_if_not_present
+
+    def already_present(qpi: Any, cycle: int) -> None:
+        original(qpi, cycle)
+        raise QueueError(f"pod {qpi.pod.key} is already present in the queue")
+
+    sched.queue.add_unschedulable_if_not_present = already_present  # type: ignore[method-assign]
+    backend.create(make_node("small", cpu=1000))
+    backend.create(make_pod("big", cpu=2000))
+    sched.run_until_idle()
+
+    assert [e.reason for e in backend.events] == ["FailedScheduling"]
+    pod = backend.get("Pod", "big")
+    assert isinstance(pod, Pod)
+    cond = {c.type: c for c in pod.status.conditions}["PodScheduled"]
+    assert (cond.status, cond.reason) == ("False", "Unschedulable")
+
+    sched.queue.add_unschedulable_if_not_present = original  # type: ignore[method-assign]
+    backend.create(make_node("large", cpu=4000))
+    sched.run_until_idle()
+    assert _bound(backend) == {"default/big": "large"}
