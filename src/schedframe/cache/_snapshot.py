@@ -24,16 +24,23 @@ class Snapshot:
         "_have_affinity",
         "_have_required_anti_affinity",
         "_node_list",
-        "_pvc_used",
+        "_pvc_counts",
+        "_tree_version",
         "generation",
     )
 
     def __init__(self) -> None:
+        # The cache updates these in place (Cache.update_snapshot); NodeInfos in _by_name keep
+        # their identity across updates so the lists need not be rebuilt.
         self._by_name: dict[str, NodeInfo] = {}
         self._node_list: list[NodeInfo] = []
         self._have_affinity: list[NodeInfo] = []
         self._have_required_anti_affinity: list[NodeInfo] = []
-        self._pvc_used: set[str] = set()
+        # Claim key -> number of pods in the snapshot using it (upstream usedPVCRefCounts).
+        self._pvc_counts: dict[str, int] = {}
+        # The cache's node-tree version the node list was built from (-1: never built).
+        self._tree_version = -1
+        #: The newest NodeInfo generation copied in; the cache copies only newer ones.
         self.generation = 0
 
     @classmethod
@@ -77,12 +84,19 @@ class Snapshot:
         self.refresh_side_lists()
 
     def refresh_side_lists(self) -> None:
-        """Recompute the affinity side lists and the PVC usage set from the node list."""
+        """Recompute the affinity side lists and the PVC usage counts from the node list."""
+        self._refresh_affinity_lists()
+        counts: dict[str, int] = {}
+        for info in self._node_list:
+            for key, n in info.pvc_ref_counts.items():
+                counts[key] = counts.get(key, 0) + n
+        self._pvc_counts = counts
+
+    def _refresh_affinity_lists(self) -> None:
         self._have_affinity = [i for i in self._node_list if i.pods_with_affinity]
         self._have_required_anti_affinity = [
             i for i in self._node_list if i.pods_with_required_anti_affinity
         ]
-        self._pvc_used = {key for i in self._node_list for key in i.pvc_ref_counts}
 
     # -- SharedLister ------------------------------------------------------------------------
 
@@ -93,7 +107,7 @@ class Snapshot:
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
         """True when a pod on some node uses the claim ``namespace/name``."""
-        return key in self._pvc_used
+        return self._pvc_counts.get(key, 0) > 0
 
     # -- NodeInfoLister ----------------------------------------------------------------------
 

@@ -1,0 +1,31 @@
+"""Cluster backends: where the scheduler reads objects from and writes bindings to.
+
+:class:`MemoryBackend` is the embedded default, an in-process API server with the semantics
+the scheduler relies on (resourceVersions, watches, ``pods/binding`` conflicts, status
+patches, deletions, events). Any object satisfying :class:`Backend` (:class:`Lister` plus
+:class:`Binder`) can take its place.
+"""
+
+from __future__ import annotations
+
+from schedframe.backends._memory import OPERATIONS, Event, MemoryBackend
+from schedframe.backends._protocols import (
+    KINDS,
+    Backend,
+    Binder,
+    Lister,
+    Subscription,
+    WatchEvent,
+)
+
+__all__ = [
+    "KINDS",
+    "OPERATIONS",
+    "Backend",
+    "Binder",
+    "Event",
+    "Lister",
+    "MemoryBackend",
+    "Subscription",
+    "WatchEvent",
+]

@@ -1,0 +1,800 @@
+"""An in-process API server: a versioned object store with watches and binding semantics.
+
+Writes follow kube-apiserver: one global, monotonic resourceVersion stamped on every write;
+optimistic concurrency on update; the ``pods/binding`` subresource with the exact conflict
+messages of ``pkg/registry/core/pod/storage/storage.go``; status patches that merge conditions
+by type; graceful or immediate pod deletion. Watch events are delivered synchronously, in the
+writer's thread, before the write returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
+
+import attrs
+
+from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
+from schedframe.errors import BackendError
+from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
+
+if TYPE_CHECKING:
+    from schedframe.framework import Clock
+
+log = logging.getLogger("schedframe.backends.memory")
+
+__all__ = ["OPERATIONS", "Event", "MemoryBackend"]
+
+_Object: TypeAlias = Pod | Node | Namespace | PodDisruptionBudget
+_Key: TypeAlias = tuple[str, str]
+_T = TypeVar("_T", Pod, Node, Namespace, PodDisruptionBudget)
+
+#: Operations :meth:`MemoryBackend.inject_failure` can make fail.
+OPERATIONS: Final = (
+    "create",
+    "update",
+    "apply",
+    "delete",
+    "get",
+    "list",
+    "bind",
+    "patch_pod_status",
+    "delete_pod",
+    "record_event",
+)
+
+_KIND_OF: Final[dict[type, str]] = {
+    Pod: "Pod",
+    Node: "Node",
+    Namespace: "Namespace",
+    PodDisruptionBudget: "PodDisruptionBudget",
+}
+# Qualified resource names, as apimachinery's errors print them.
+_RESOURCE: Final = {
+    "Pod": "pods",
+    "Node": "nodes",
+    "Namespace": "namespaces",
+    "PodDisruptionBudget": "poddisruptionbudgets.policy",
+}
+_ETCD_PREFIX: Final = {
+    "Pod": "/registry/pods",
+    "Node": "/registry/minions",
+    "Namespace": "/registry/namespaces",
+    "PodDisruptionBudget": "/registry/poddisruptionbudgets",
+}
+_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace"})
+_OPTIMISTIC_LOCK_MSG: Final = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+_DEFAULT_GRACE_SECONDS: Final = 30
+# Pod values derived from the spec, carried over when only metadata/status change.
+_POD_DERIVED: Final = (
+    "requests",
+    "non_zero_requests",
+    "host_ports",
+    "has_affinity",
+    "has_required_anti_affinity",
+    "is_scheduling_gated",
+)
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    """An events.k8s.io/v1 Event recorded by the scheduler.
+
+    Attributes:
+        regarding: ``namespace/name`` of the object the event is about (``name`` for nodes).
+        regarding_kind: its kind (``Pod`` ...).
+        type: ``Normal`` or ``Warning``.
+        reason: e.g. ``Scheduled``, ``FailedScheduling``, ``Preempted``.
+        action: e.g. ``Binding``, ``Scheduling``, ``Preempting``.
+        note: the human-readable message.
+        time: the backend clock when it was recorded (seconds).
+        related: ``namespace/name`` (or name) of a related object, if any.
+    """
+
+    regarding: str
+    regarding_kind: str = "Pod"
+    type: str
+    reason: str
+    action: str
+    note: str
+    time: float
+    related: str | None = None
+
+
+class _TimerClock(Protocol):
+    def now(self) -> float: ...
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> object: ...
+
+
+class _WallClock:
+    """Wall time, with daemon timers for graceful deletions."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> object:
+        timer = threading.Timer(delay, callback)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+
+class _Subscription:
+    __slots__ = ("_backend", "active", "callback", "start_rv")
+
+    def __init__(
+        self, backend: MemoryBackend, callback: Callable[[WatchEvent], None], start_rv: int
+    ) -> None:
+        self._backend = backend
+        self.callback = callback
+        self.start_rv = start_rv
+        self.active = True
+
+    def cancel(self) -> None:
+        self.active = False
+        self._backend._unsubscribe(self)
+
+
+@attrs.frozen
+class _Failure:
+    error: BackendError
+    remaining: int
+
+
+class MemoryBackend:
+    """The embedded backend: a real object store with the API server's semantics.
+
+    Args:
+        objects: objects to create first, in order (Pods, Nodes, Namespaces,
+            PodDisruptionBudgets); each gets the next resourceVersion.
+        clock: where time comes from (deletion and condition timestamps, event times, grace
+            periods); wall time by default. Graceful deletion needs ``call_later``.
+        graceful_deletion: delete bound pods gracefully, as kube-apiserver does: set
+            ``deletionTimestamp`` = now + grace period (``MODIFIED``), and remove the pod when
+            the grace period has run out on the clock (``DELETED``), as the kubelet would. By
+            default pods are deleted at once.
+
+    Thread-safe. Watch callbacks run in the thread of the write that caused them, before
+    that write returns, one event at a time in resourceVersion order; a callback may write
+    to the backend (its events are delivered after the current one). A callback must not
+    wait for another thread that is itself writing to the backend. An exception raised by a
+    callback is logged and does not stop the others from getting the event, nor fail the
+    write: as with an informer's handler, the API call succeeded whatever a watcher did with it
+    (a binder that saw its bind "fail" would requeue a pod that is in fact bound).
+    """
+
+    def __init__(
+        self,
+        objects: Iterable[object] = (),
+        *,
+        clock: Clock | None = None,
+        graceful_deletion: bool = False,
+    ) -> None:
+        self._clock: Clock = clock if clock is not None else _WallClock()
+        if graceful_deletion and not hasattr(self._clock, "call_later"):
+            raise TypeError("graceful_deletion needs a clock with call_later(delay, callback)")
+        self._graceful = graceful_deletion
+        self._lock = threading.Lock()
+        self._store: dict[str, dict[_Key, _Object]] = {kind: {} for kind in KINDS}
+        self._rv = 0
+        self._failures: dict[str, _Failure] = {}
+        self._subscribers: list[_Subscription] = []
+        self._pending: deque[WatchEvent] = deque()
+        self._deliver_lock = threading.Lock()
+        self._deliverer: int | None = None
+        #: Events recorded through :meth:`record_event`, oldest first.
+        self.events: list[Event] = []
+        for obj in objects:
+            kind = _kind(obj)
+            with self._lock:
+                self._create(kind, _defaulted(obj, kind, self._now()))
+        self._drain()  # nobody is subscribed yet: this only empties the queue
+
+    # -- introspection -------------------------------------------------------------------------
+
+    @property
+    def resource_version(self) -> int:
+        """The revision of the latest write (0 before any)."""
+        with self._lock:
+            return self._rv
+
+    # -- failure injection ---------------------------------------------------------------------
+
+    def inject_failure(
+        self, operation: str, *, times: int = 1, error: BackendError | None = None
+    ) -> None:
+        """Make the next ``times`` calls of ``operation`` fail before they change anything.
+
+        Args:
+            operation: one of :data:`OPERATIONS`.
+            times: how many calls fail.
+            error: what they raise; by default a 500 ``InternalError``.
+        """
+        if operation not in OPERATIONS:
+            raise ValueError(
+                f"unknown operation {operation!r}; expected one of {', '.join(OPERATIONS)}"
+            )
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        if error is None:
+            error = BackendError(
+                f"Internal error occurred: injected failure of {operation}",
+                reason="InternalError",
+                code=500,
+            )
+        with self._lock:
+            self._failures[operation] = _Failure(error, times)
+
+    def _check_failure(self, operation: str) -> None:
+        failure = self._failures.get(operation)
+        if failure is None:
+            return
+        if failure.remaining <= 1:
+            del self._failures[operation]
+        else:
+            self._failures[operation] = _Failure(failure.error, failure.remaining - 1)
+        raise failure.error
+
+    # -- store ---------------------------------------------------------------------------------
+
+    def create(self, obj: _T) -> _T:
+        """Create ``obj``; returns it as stored (resourceVersion, uid, creation time set).
+
+        Raises:
+            BackendError: 409 ``AlreadyExists`` when an object of that kind and name exists.
+        """
+        kind = _kind(obj)
+        with self._lock:
+            self._check_failure("create")
+            stored = self._create(kind, _defaulted(obj, kind, self._now()))
+        self._drain()
+        return cast("_T", stored)
+
+    def update(self, obj: _T) -> _T:
+        """Replace an object (HTTP PUT). A non-empty ``metadata.resourceVersion`` must match
+        the stored one; ``uid``, ``creationTimestamp`` and ``deletionTimestamp`` are kept.
+
+        Raises:
+            BackendError: 404 ``NotFound``; 409 ``Conflict`` on a stale resourceVersion or a
+                different uid.
+        """
+        kind = _kind(obj)
+        with self._lock:
+            self._check_failure("update")
+            stored = self._update(kind, obj, check_version=True)
+        self._drain()
+        return cast("_T", stored)
+
+    def apply(self, obj: _T) -> _T:
+        """Create ``obj``, or replace the existing object of that name whatever its version."""
+        kind = _kind(obj)
+        with self._lock:
+            self._check_failure("apply")
+            if _key(kind, obj) in self._store[kind]:
+                stored = self._update(kind, obj, check_version=False)
+            else:
+                stored = self._create(kind, _defaulted(obj, kind, self._now()))
+        self._drain()
+        return cast("_T", stored)
+
+    def delete(self, obj: _T, *, grace_period_seconds: int | None = None) -> _T:
+        """Delete ``obj`` (looked up by kind, namespace and name).
+
+        A bound pod is deleted gracefully when the backend was made with
+        ``graceful_deletion`` (``grace_period_seconds`` defaults to the pod's
+        ``terminationGracePeriodSeconds``, else 30); ``grace_period_seconds=0`` deletes at
+        once. Returns the deleted object, or the pod marked for deletion.
+
+        Raises:
+            BackendError: 404 ``NotFound``.
+        """
+        kind = _kind(obj)
+        with self._lock:
+            self._check_failure("delete")
+            result = self._delete(kind, _key(kind, obj), grace_period_seconds)
+        self._drain()
+        return cast("_T", result)
+
+    def get(self, kind: str, name: str, namespace: str = "") -> object | None:
+        """The stored object, or ``None``; pods and budgets default to namespace ``default``."""
+        _check_kind(kind)
+        if kind not in _CLUSTER_SCOPED:
+            namespace = namespace or "default"
+        else:
+            namespace = ""
+        with self._lock:
+            self._check_failure("get")
+            return self._store[kind].get((namespace, name))
+
+    def list(self, kind: str) -> list[object]:
+        """Every object of ``kind``, ordered by namespace then name (etcd key order)."""
+        _check_kind(kind)
+        with self._lock:
+            self._check_failure("list")
+            objects = self._store[kind]
+            return [objects[key] for key in sorted(objects)]
+
+    # -- watch ---------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
+        """Replay every current object as ``ADDED`` (namespaces, nodes, budgets, pods), then
+        deliver each later change once, in resourceVersion order. See the class docstring for
+        the threading contract.
+        """
+        me = threading.get_ident()
+        nested = self._deliverer == me
+        if not nested:
+            self._deliver_lock.acquire()
+            self._deliverer = me
+        try:
+            with self._lock:
+                subscription = _Subscription(self, callback, self._rv)
+                replay = [
+                    obj
+                    for kind in KINDS
+                    for _, obj in sorted(self._store[kind].items(), key=lambda item: item[0])
+                ]
+                self._subscribers.append(subscription)
+            for obj in replay:
+                if not subscription.active:
+                    break
+                callback(
+                    WatchEvent(
+                        type="ADDED",
+                        obj=obj,
+                        old=None,
+                        resource_version=int(obj.metadata.resource_version),
+                    )
+                )
+        finally:
+            if not nested:
+                self._deliverer = None
+                self._deliver_lock.release()
+        if not nested:
+            self._drain()
+        return subscription
+
+    def _unsubscribe(self, subscription: _Subscription) -> None:
+        with self._lock:
+            if subscription in self._subscribers:
+                self._subscribers.remove(subscription)
+
+    def _drain(self) -> None:
+        """Deliver pending events, in order, to every subscriber.
+
+        A write made by a callback only queues its event: the loop already running on this
+        thread delivers it after the current one, so every subscriber sees every event in
+        resourceVersion order. Other writers wait on the delivery lock, so when a write
+        returns its event has been delivered, by its own thread or by the one that held it.
+        """
+        me = threading.get_ident()
+        if self._deliverer == me:
+            return
+        with self._deliver_lock:
+            self._deliverer = me
+            try:
+                while True:
+                    with self._lock:
+                        if not self._pending:
+                            break
+                        event = self._pending.popleft()
+                        subscribers = tuple(self._subscribers)
+                    for subscription in subscribers:
+                        if subscription.active and event.resource_version > subscription.start_rv:
+                            try:
+                                subscription.callback(event)
+                            except Exception:  # delivered to the others all the same
+                                log.exception(
+                                    "watch subscriber failed on %s %s", event.type, _describe(event)
+                                )
+            finally:
+                self._deliverer = None
+
+    # -- Binder --------------------------------------------------------------------------------
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """POST ``pods/{name}/binding``: set ``spec.nodeName`` and ``PodScheduled=True``.
+
+        Also clears ``status.nominatedNodeName`` (``ClearingNominatedNodeNameAfterBinding``,
+        on by default upstream). The pod's uid is a precondition, as the Binding the default
+        binder posts carries it.
+
+        Raises:
+            BackendError: 404 ``pods "p" not found``; 409 ``Conflict``:
+                ``Operation cannot be fulfilled on pods/binding "p": pod p is already assigned
+                to node "n"`` (or ``... is being deleted, cannot be assigned to a host``, or
+                ``... has non-empty .spec.schedulingGates``).
+        """
+        with self._lock:
+            self._check_failure("bind")
+            key = _key("Pod", pod)
+            stored = self._get_pod(key)
+            if pod.uid and pod.uid != stored.uid:
+                raise _uid_precondition_failed("Pod", key, pod.uid, stored.uid)
+            name = stored.name
+            reason = ""
+            if stored.deletion_timestamp is not None:
+                reason = f"pod {name} is being deleted, cannot be assigned to a host"
+            elif stored.spec.node_name:
+                reason = f"pod {name} is already assigned to node {_quote(stored.spec.node_name)}"
+            elif stored.spec.scheduling_gates:
+                reason = f"pod {name} has non-empty .spec.schedulingGates"
+            if reason:
+                raise BackendError(
+                    f"Operation cannot be fulfilled on pods/binding {_quote(name)}: {reason}",
+                    reason="Conflict",
+                    code=409,
+                )
+            bound = stored.with_node_name(node_name)
+            conditions = _update_condition(
+                bound.status.conditions,
+                PodCondition(type="PodScheduled", status="True"),
+                self._now(),
+            )
+            bound = bound.with_status(nominated_node_name="", conditions=conditions)
+            self._write("Pod", key, bound, stored)
+        self._drain()
+
+    def patch_pod_status(
+        self,
+        pod: Pod,
+        *,
+        condition: PodCondition | None = None,
+        nominated_node_name: str | None = None,
+    ) -> None:
+        """PATCH ``pods/{name}/status`` (strategic merge): replace the condition of the same
+        type, and/or set ``nominatedNodeName`` (``""`` clears it).
+
+        A condition without ``last_transition_time`` gets one as ``UpdatePodCondition``
+        computes it (now if its status changed, else the old one). A patch that changes
+        nothing writes nothing: no new resourceVersion, no event.
+
+        Raises:
+            BackendError: 404 ``NotFound``.
+        """
+        with self._lock:
+            self._check_failure("patch_pod_status")
+            key = _key("Pod", pod)
+            stored = self._get_pod(key)
+            self._patch_status(key, stored, condition, nominated_node_name)
+        self._drain()
+
+    def delete_pod(self, pod: Pod, *, condition: PodCondition | None = None) -> None:
+        """Delete a preemption victim: first patch ``condition`` (``DisruptionTarget``) into
+        its status, then delete it (gracefully if the backend does graceful deletion).
+
+        Raises:
+            BackendError: 404 ``NotFound``.
+        """
+        with self._lock:
+            self._check_failure("delete_pod")
+            key = _key("Pod", pod)
+            stored = self._get_pod(key)
+            if condition is not None:
+                self._patch_status(key, stored, condition, None)
+            self._delete("Pod", key, None)
+        self._drain()
+
+    def record_event(
+        self,
+        regarding: Pod,
+        *,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: str | None = None,
+    ) -> None:
+        """Record an Event about ``regarding`` in :attr:`events`."""
+        with self._lock:
+            self._check_failure("record_event")
+            self.events.append(
+                Event(
+                    regarding=_ref(regarding),
+                    regarding_kind=_KIND_OF.get(type(regarding), type(regarding).__name__),
+                    type=event_type,
+                    reason=reason,
+                    action=action,
+                    note=note,
+                    time=self._clock.now(),
+                    related=related,
+                )
+            )
+
+    def eventf(
+        self,
+        regarding: Pod,
+        related: object | None,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        """:class:`schedframe.framework.EventRecorder` over :meth:`record_event`."""
+        self.record_event(
+            regarding,
+            event_type=event_type,
+            reason=reason,
+            action=action,
+            note=note,
+            related=None if related is None else _ref(related),
+        )
+
+    def finalize_deletions(self) -> None:
+        """Remove now every pod still in its graceful-deletion period (the kubelets are done)."""
+        with self._lock:
+            keys = [k for k, p in self._store["Pod"].items() if p.metadata.deletion_timestamp]
+            for key in keys:
+                self._finalize(key, None)
+        self._drain()
+
+    # -- internals (self._lock held) -----------------------------------------------------------
+
+    def _now(self) -> datetime:
+        # API times serialise to whole seconds (RFC 3339), so informers see them truncated.
+        return datetime.fromtimestamp(int(self._clock.now()), tz=UTC)
+
+    def _get_pod(self, key: _Key) -> Pod:
+        stored = self._store["Pod"].get(key)
+        if stored is None:
+            raise _not_found("Pod", key[1])
+        assert isinstance(stored, Pod)
+        return stored
+
+    def _write(self, kind: str, key: _Key, obj: _Object, old: _Object | None) -> _Object:
+        self._rv += 1
+        stamped = _stamp(obj, self._rv)
+        self._store[kind][key] = stamped
+        event_type: WatchEventType = "ADDED" if old is None else "MODIFIED"
+        self._pending.append(
+            WatchEvent(type=event_type, obj=stamped, old=old, resource_version=self._rv)
+        )
+        return stamped
+
+    def _create(self, kind: str, obj: _Object) -> _Object:
+        key = _key(kind, obj)
+        if key in self._store[kind]:
+            raise BackendError(
+                f"{_RESOURCE[kind]} {_quote(key[1])} already exists",
+                reason="AlreadyExists",
+                code=409,
+            )
+        return self._write(kind, key, obj, None)
+
+    def _update(self, kind: str, obj: object, *, check_version: bool) -> _Object:
+        assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+        key = _key(kind, obj)
+        stored = self._store[kind].get(key)
+        if stored is None:
+            raise _not_found(kind, key[1])
+        meta = obj.metadata
+        if (
+            check_version
+            and meta.resource_version
+            and (meta.resource_version != stored.metadata.resource_version)
+        ):
+            raise BackendError(
+                f"Operation cannot be fulfilled on {_RESOURCE[kind]} {_quote(key[1])}: "
+                + _OPTIMISTIC_LOCK_MSG,
+                reason="Conflict",
+                code=409,
+            )
+        if meta.uid and meta.uid != stored.metadata.uid:
+            raise _uid_precondition_failed(kind, key, meta.uid, stored.metadata.uid)
+        new_meta = attrs.evolve(
+            meta,
+            namespace=key[0],
+            uid=stored.metadata.uid,
+            creation_timestamp=meta.creation_timestamp or stored.metadata.creation_timestamp,
+            deletion_timestamp=stored.metadata.deletion_timestamp,
+            resource_version=stored.metadata.resource_version,
+        )
+        new = attrs.evolve(obj, metadata=new_meta)
+        if new == stored:
+            return stored  # nothing changed: no write, no event
+        return self._write(kind, key, new, stored)
+
+    def _patch_status(
+        self,
+        key: _Key,
+        stored: Pod,
+        condition: PodCondition | None,
+        nominated_node_name: str | None,
+    ) -> Pod:
+        status = stored.status
+        changes: dict[str, object] = {}
+        if condition is not None:
+            conditions = _update_condition(status.conditions, condition, self._now())
+            if conditions != status.conditions:
+                changes["conditions"] = conditions
+        if nominated_node_name is not None and nominated_node_name != status.nominated_node_name:
+            changes["nominated_node_name"] = nominated_node_name
+        if not changes:
+            return stored
+        new = self._write("Pod", key, stored.with_status(**changes), stored)
+        assert isinstance(new, Pod)
+        return new
+
+    def _delete(self, kind: str, key: _Key, grace_period_seconds: int | None) -> _Object:
+        stored = self._store[kind].get(key)
+        if stored is None:
+            raise _not_found(kind, key[1])
+        if isinstance(stored, Pod):
+            grace = self._grace_period(stored, grace_period_seconds)
+            if grace > 0:
+                if stored.metadata.deletion_timestamp is not None:
+                    return stored  # already terminating
+                when = self._now() + timedelta(seconds=grace)
+                marked = _carry_pod_cache(
+                    stored,
+                    attrs.evolve(
+                        stored, metadata=attrs.evolve(stored.metadata, deletion_timestamp=when)
+                    ),
+                )
+                result = self._write(kind, key, marked, stored)
+                uid = stored.uid
+                clock: _TimerClock = self._clock  # type: ignore[assignment]
+                clock.call_later(grace, lambda: self._finalize_later(key, uid))
+                return result
+        return self._remove(kind, key, stored)
+
+    def _grace_period(self, pod: Pod, requested: int | None) -> int:
+        # Pod strategy CheckGracefulDelete: unbound or finished pods go at once.
+        grace: int
+        if requested is not None:
+            grace = requested
+        elif not self._graceful:
+            return 0
+        elif pod.spec.termination_grace_period_seconds is not None:
+            grace = pod.spec.termination_grace_period_seconds
+        else:
+            grace = _DEFAULT_GRACE_SECONDS
+        if not pod.spec.node_name or pod.status.phase in ("Failed", "Succeeded"):
+            return 0
+        if grace > 0 and not hasattr(self._clock, "call_later"):
+            return 0
+        return grace
+
+    def _remove(self, kind: str, key: _Key, stored: _Object) -> _Object:
+        del self._store[kind][key]
+        self._rv += 1
+        last = _stamp(stored, self._rv)
+        self._pending.append(
+            WatchEvent(type="DELETED", obj=last, old=stored, resource_version=self._rv)
+        )
+        return last
+
+    def _finalize(self, key: _Key, uid: str | None) -> None:
+        stored = self._store["Pod"].get(key)
+        if stored is None or stored.metadata.deletion_timestamp is None:
+            return
+        if uid is not None and stored.metadata.uid != uid:
+            return
+        self._remove("Pod", key, stored)
+
+    def _finalize_later(self, key: _Key, uid: str) -> None:
+        with self._lock:
+            self._finalize(key, uid)
+        self._drain()
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _kind(obj: object) -> str:
+    kind = _KIND_OF.get(type(obj))
+    if kind is None:
+        raise TypeError(
+            f"cannot store {type(obj).__name__}; expected Pod, Node, Namespace or "
+            "PodDisruptionBudget"
+        )
+    return kind
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+def _key(kind: str, obj: object) -> _Key:
+    assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+    meta = obj.metadata
+    if kind in _CLUSTER_SCOPED:
+        return ("", meta.name)
+    return (meta.namespace or "default", meta.name)
+
+
+def _ref(obj: object) -> str:
+    meta = getattr(obj, "metadata", None)
+    if meta is None:
+        return str(obj)
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else str(meta.name)
+
+
+def _quote(text: str) -> str:
+    # Go's %q for the plain names Kubernetes allows.
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _not_found(kind: str, name: str) -> BackendError:
+    return BackendError(f"{_RESOURCE[kind]} {_quote(name)} not found", reason="NotFound", code=404)
+
+
+def _uid_precondition_failed(kind: str, key: _Key, want: str, have: str) -> BackendError:
+    # storage.NewInvalidObjError, turned into a Conflict by InterpretUpdateError.
+    path = "/".join(p for p in (_ETCD_PREFIX[kind], key[0], key[1]) if p)
+    return BackendError(
+        f"Operation cannot be fulfilled on {_RESOURCE[kind]} {_quote(key[1])}: StorageError: "
+        f"invalid object, Code: 4, Key: {path}, ResourceVersion: 0, AdditionalErrorMsg: "
+        f"Precondition failed: UID in precondition: {want}, UID in object meta: {have}",
+        reason="Conflict",
+        code=409,
+    )
+
+
+def _defaulted(obj: object, kind: str, now: datetime) -> _Object:
+    """What the API server fills in on create: namespace, uid, creationTimestamp."""
+    assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+    meta = obj.metadata
+    namespace = "" if kind in _CLUSTER_SCOPED else (meta.namespace or "default")
+    # Deterministic uids, as the manifest codec gives: "<namespace>/<name>" or "<name>".
+    uid = meta.uid or (f"{namespace}/{meta.name}" if namespace else meta.name)
+    created = meta.creation_timestamp or now
+    if (namespace, uid, created) == (meta.namespace, meta.uid, meta.creation_timestamp):
+        return obj
+    new = attrs.evolve(
+        obj,
+        metadata=attrs.evolve(meta, namespace=namespace, uid=uid, creation_timestamp=created),
+    )
+    return _carry_pod_cache(obj, new)
+
+
+def _stamp(obj: _Object, rv: int) -> _Object:
+    new = attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, resource_version=str(rv)))
+    return _carry_pod_cache(obj, new)
+
+
+def _carry_pod_cache(old: _Object, new: _Object) -> _Object:
+    # A metadata-only copy asks for what the old one did; keep the spec-derived values.
+    if isinstance(old, Pod) and isinstance(new, Pod) and old.spec is new.spec:
+        for name in _POD_DERIVED:
+            try:
+                value = object.__getattribute__(old, name)
+            except AttributeError:
+                continue
+            object.__setattr__(new, name, value)
+    return new
+
+
+def _update_condition(
+    conditions: tuple[PodCondition, ...], condition: PodCondition, now: datetime
+) -> tuple[PodCondition, ...]:
+    """Upstream ``podutil.UpdatePodCondition``: replace by type; the transition time moves
+    only when the status changes (a time given by the caller is kept)."""
+    for index, existing in enumerate(conditions):
+        if existing.type == condition.type:
+            if condition.last_transition_time is None:
+                when = existing.last_transition_time if condition.status == existing.status else now
+                condition = attrs.evolve(condition, last_transition_time=when)
+            if condition == existing:
+                return conditions
+            return conditions[:index] + (condition,) + conditions[index + 1 :]
+    if condition.last_transition_time is None:
+        condition = attrs.evolve(condition, last_transition_time=now)
+    return (*conditions, condition)
+
+
+def _describe(event: WatchEvent) -> str:
+    meta = getattr(event.obj, "metadata", None)
+    if meta is None:
+        return type(event.obj).__name__
+    ns = getattr(meta, "namespace", "")
+    return f"{type(event.obj).__name__} {ns + '/' if ns else ''}{meta.name}"

@@ -1,0 +1,74 @@
+"""What a cluster backend offers the scheduler: a lister with a watch, and a binder.
+
+Upstream the scheduler talks to kube-apiserver through informers (list + watch) and a
+clientset (bind, status patches, deletes, events). A backend is both, in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final, Literal, Protocol
+
+import attrs
+
+from schedframe.framework import Binder
+
+__all__ = ["KINDS", "Backend", "Binder", "Lister", "Subscription", "WatchEvent"]
+
+#: The kinds a backend lists and watches, in the order a new subscriber is replayed them
+#: (pods last, so their namespaces, nodes and budgets are known when they arrive).
+KINDS: Final = ("Namespace", "Node", "PodDisruptionBudget", "Pod")
+
+WatchEventType = Literal["ADDED", "MODIFIED", "DELETED"]
+
+
+@attrs.frozen(kw_only=True)
+class WatchEvent:
+    """One change of one object, as a watch delivers it.
+
+    Attributes:
+        type: ``ADDED``, ``MODIFIED`` or ``DELETED``.
+        obj: the object after the change; for ``DELETED``, its last state.
+        old: the object before the change (``None`` for ``ADDED``).
+        resource_version: the backend-wide revision of the change (also
+            ``obj.metadata.resource_version``); strictly increasing along a subscription.
+    """
+
+    type: WatchEventType
+    obj: object
+    old: object | None = None
+    resource_version: int
+
+
+class Subscription(Protocol):
+    """A live watch; :meth:`cancel` stops further deliveries (idempotent)."""
+
+    def cancel(self) -> None:
+        """Stop delivering events to this subscriber."""
+        ...
+
+
+class Lister(Protocol):
+    """The read side of a backend: list and watch objects (upstream informers)."""
+
+    def list(self, kind: str) -> list[object]:
+        """Every object of ``kind`` (one of :data:`KINDS`), ordered by namespace and name.
+
+        Raises:
+            ValueError: for a kind not in :data:`KINDS`.
+        """
+        ...
+
+    def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
+        """Watch every kind.
+
+        ``callback`` first gets an ``ADDED`` event for each current object (namespaces,
+        nodes, budgets, then pods), then every later change exactly once, in
+        resource-version order. No change is lost or repeated between the replay and the live
+        events.
+        """
+        ...
+
+
+class Backend(Lister, Binder, Protocol):
+    """A complete cluster backend: what the scheduler needs from kube-apiserver."""
