@@ -19,6 +19,9 @@ PUBLIC_MODULES = [
     "schedframe.backends",
     "schedframe.queue",
     "schedframe.scheduler",
+    "schedframe.explain",
+    "schedframe.simulation",
+    "schedframe.preemption",
 ]
 
 

@@ -548,7 +548,7 @@ def test_post_filter_nomination_is_honoured() -> None:
     gate = "0/2 nodes are available: 2 gate closed."
     assert messages == {
         "nominated": gate,
-        "plain": gate + " preemption: not helpful.",
+        "plain": gate + " preemption: not helpful",  # upstream adds no period after PostFilter
     }
     pod = backend.get("Pod", "nominated")
     assert isinstance(pod, Pod)

@@ -601,5 +601,6 @@ class FitError(Exception):
             if parts:
                 msg += f" {', '.join(parts)}."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            # No period of its own: PostFilter's message (preemption's own FitError) ends in one.
+            msg += f" {d.post_filter_msg}"
         return msg

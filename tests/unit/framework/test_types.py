@@ -39,9 +39,7 @@ def test_empty_namespace_selector_matches_even_without_namespace_labels() -> Non
 
 def test_no_namespaces_and_no_selector_means_the_owners_namespace() -> None:
     info = PodInfo(
-        anti_affinity_pod(
-            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"}
-        )
+        anti_affinity_pod({"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"})
     )
     (term,) = info.required_anti_affinity_terms
     assert term.namespaces == frozenset({"default"})
@@ -95,3 +93,28 @@ def test_node_info_sums_and_swap_remove_order() -> None:
     clone = info.clone()
     clone.add_pod(pods[0])
     assert len(info.pods) == 2 and len(clone.pods) == 3
+
+
+def test_fit_error_message_matches_a_real_clusters_failed_scheduling_note() -> None:
+    # As kube-scheduler prints it (one period at the very end: PostFilter's message is appended
+    # without a separator period of its own).
+    from schedframe.framework import Code, Diagnosis, FitError, NodeToStatus, Status
+
+    statuses = NodeToStatus(
+        {
+            "a": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)"),
+            "b": Status(Code.UNSCHEDULABLE, "Insufficient cpu", "Insufficient memory"),
+            "c": Status(Code.UNSCHEDULABLE, "Insufficient cpu", "Insufficient memory"),
+        }
+    )
+    diagnosis = Diagnosis(
+        node_to_status=statuses,
+        post_filter_msg=(
+            "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        ),
+    )
+    assert str(FitError(pod("p"), 3, diagnosis)) == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu, "
+        "2 Insufficient memory. preemption: 0/3 nodes are available: 3 Preemption is not "
+        "helpful for scheduling."
+    )

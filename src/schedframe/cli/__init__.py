@@ -1,0 +1,11 @@
+"""The ``schedframe`` command line: ``simulate``, ``explain``, ``plugins`` and ``config``.
+
+Run ``schedframe --help`` (or ``python -m schedframe.cli``). :func:`main` takes an argument
+list and returns the exit code, so scripts can run the exact code path of the command.
+"""
+
+from __future__ import annotations
+
+from schedframe.cli._main import EXIT_BAD_INPUT, EXIT_INTERNAL, cli, main
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "cli", "main"]

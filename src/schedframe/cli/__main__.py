@@ -1,0 +1,9 @@
+"""``python -m schedframe.cli``: the ``schedframe`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from schedframe.cli import main
+
+sys.exit(main())

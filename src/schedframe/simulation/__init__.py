@@ -1,0 +1,79 @@
+"""Simulate a cluster: a real scheduler on the in-memory backend, in deterministic virtual time.
+
+::
+
+    from schedframe.objects import load_manifests
+    from schedframe.simulation import load_workload, simulate
+
+    result = simulate(
+        cluster=load_manifests("examples/basic/cluster.yaml"),
+        workload=load_workload("examples/basic/workload.yaml"),
+        config="examples/basic/spread.yaml",
+        seed=0,
+    )
+    print(result.summary().to_text())
+    result.write_jsonl("decisions.jsonl")
+
+This is what ``schedframe simulate`` runs. Workloads are Pod manifests or a small generator
+spec (see :func:`load_workload`); plots need matplotlib (:func:`plot_simulation`).
+"""
+
+from __future__ import annotations
+
+from schedframe.simulation._engine import (
+    Decision,
+    PodRecord,
+    Progress,
+    SimulationResult,
+    UsageChange,
+    simulate,
+)
+from schedframe.simulation._plot import (
+    MATPLOTLIB_HINT,
+    plot_scores,
+    plot_simulation,
+    plot_utilisation,
+)
+from schedframe.simulation._summary import (
+    LATENCY_PERCENTILES,
+    NodeUsage,
+    Summary,
+    ZoneUsage,
+    summarize,
+)
+from schedframe.simulation._table import format_table
+from schedframe.simulation._workload import (
+    ANNOTATION_ARRIVAL,
+    ANNOTATION_DURATION,
+    Arrival,
+    Workload,
+    generate_workload,
+    load_workload,
+    workload_from_pods,
+)
+
+__all__ = [
+    "ANNOTATION_ARRIVAL",
+    "ANNOTATION_DURATION",
+    "LATENCY_PERCENTILES",
+    "MATPLOTLIB_HINT",
+    "Arrival",
+    "Decision",
+    "NodeUsage",
+    "PodRecord",
+    "Progress",
+    "SimulationResult",
+    "Summary",
+    "UsageChange",
+    "Workload",
+    "ZoneUsage",
+    "format_table",
+    "generate_workload",
+    "load_workload",
+    "plot_scores",
+    "plot_simulation",
+    "plot_utilisation",
+    "simulate",
+    "summarize",
+    "workload_from_pods",
+]
