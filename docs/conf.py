@@ -23,6 +23,12 @@ autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
+# Render "Attributes:" sections as fields, so attributes autodoc also documents are not
+# described twice.
+napoleon_use_ivar = True
+# Several modules re-export the same names (Clock, Binder); type hints then resolve to more
+# than one target, which is harmless.
+suppress_warnings = ["ref.python"]
 # Type hints name objects that autodoc cannot always resolve (forward references in
 # TYPE_CHECKING blocks, type aliases); nitpicky mode would flag each one.
 nitpick_ignore_regex = [(r"py:.*", r".*")]

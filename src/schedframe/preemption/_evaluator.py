@@ -115,6 +115,8 @@ class Evaluator:
         """Try to make room for ``pod``; the PostFilter answer (upstream ``Preempt``).
 
         Returns:
+            One of:
+
             * ``(None, Error)``: a transient failure; the nominated node is left as is.
             * ``(None, Unschedulable)``: the pod may not preempt now (e.g. its victims are
               still terminating); the nominated node is left as is.
