@@ -603,6 +603,17 @@ def config_command(file: str | None) -> None:
     click.echo(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False).rstrip())
 
 
+def _add_run_command() -> None:
+    # `schedframe run` lives with the Kubernetes backend; importing the command needs neither
+    # the kubernetes client nor urllib3 (a missing extra is reported when it runs).
+    from schedframe.backends.kubernetes._cli import run_command
+
+    cli.add_command(run_command, "run")
+
+
+_add_run_command()
+
+
 # --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,539 @@
+"""HTTP to kube-apiserver through the official client's configuration, auth and transport.
+
+The ``kubernetes`` client loads the kubeconfig (or the in-cluster service account), applies
+authentication (bearer tokens, exec plugins, client certificates, refresh hooks) and owns the
+urllib3 pool with the TLS settings the kubeconfig asks for. Everything above that is ours:
+requests go through ``ApiClient.param_serialize`` / ``ApiClient.call_api`` and responses are
+read as raw JSON (no pydantic models), and watches are read as a byte stream.
+
+Credentials never reach a log line or an exception message: errors carry the method, the
+path and the server's ``metav1.Status``, never request headers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, cast
+
+import urllib3
+
+from schedframe.errors import BackendError
+
+if TYPE_CHECKING:
+    from kubernetes.client.api_client import ApiClient
+    from kubernetes.client.configuration import Configuration
+
+__all__ = [
+    "ApiError",
+    "ApiTransport",
+    "RateLimiter",
+    "TransportError",
+    "WatchStream",
+]
+
+log = logging.getLogger("schedframe.backends.kubernetes")
+
+_REASONS: Final = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Gone",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+#: Default (connect, read) timeouts for ordinary requests, in seconds.
+DEFAULT_TIMEOUT: Final = (10.0, 60.0)
+
+
+class ApiError(Exception):
+    """The API server answered with an error status (its ``metav1.Status``).
+
+    Attributes:
+        code: the HTTP status.
+        reason: the Status reason (``Conflict``, ``NotFound``, ``Expired`` ...).
+        message: the Status message.
+        retry_after: seconds from ``Retry-After`` (or ``details.retryAfterSeconds``), if any.
+        method: the request's method.
+        path: the request's path.
+    """
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        method: str = "",
+        path: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.retry_after = retry_after
+        self.method = method
+        self.path = path
+
+    @classmethod
+    def from_status(
+        cls,
+        code: int,
+        body: Mapping[str, Any] | None,
+        *,
+        retry_after: float | None = None,
+        method: str = "",
+        path: str = "",
+    ) -> ApiError:
+        """Build from an HTTP code and a (possibly absent) ``metav1.Status`` body."""
+        reason = _REASONS.get(code, "Unknown" if code < 500 else "InternalError")
+        message = f"the server responded with the status code {code}"
+        if body is not None and body.get("kind") == "Status":
+            reason = str(body.get("reason") or reason)
+            message = str(body.get("message") or message)
+            details = body.get("details")
+            if retry_after is None and isinstance(details, Mapping):
+                seconds = details.get("retryAfterSeconds")
+                if isinstance(seconds, int | float) and seconds > 0:
+                    retry_after = float(seconds)
+            status_code = body.get("code")
+            if isinstance(status_code, int) and status_code:
+                code = status_code
+        return cls(code, reason, message, retry_after=retry_after, method=method, path=path)
+
+    def to_backend_error(self) -> BackendError:
+        """The same failure as schedframe's :class:`~schedframe.errors.BackendError`."""
+        return BackendError(self.message, reason=self.reason, code=self.code)
+
+    def __str__(self) -> str:
+        where = f"{self.method} {self.path}: " if self.method else ""
+        return f"{where}{self.code} {self.reason}: {self.message}"
+
+
+class TransportError(Exception):
+    """No HTTP response: connection refused or reset, timeout, TLS failure.
+
+    Attributes:
+        maybe_sent: ``False`` only when the request surely never reached the server
+            (the connection could not be opened), so a write cannot have happened.
+    """
+
+    def __init__(self, message: str, *, maybe_sent: bool = True) -> None:
+        super().__init__(message)
+        self.maybe_sent = maybe_sent
+
+    def to_backend_error(self) -> BackendError:
+        """As a :class:`~schedframe.errors.BackendError` (503 ``ServiceUnavailable``)."""
+        return BackendError(str(self), reason="ServiceUnavailable", code=503)
+
+
+class RateLimiter:
+    """A token bucket (client-go's ``flowcontrol.NewTokenBucketRateLimiter``).
+
+    ``qps <= 0`` disables limiting.
+    """
+
+    def __init__(
+        self, qps: float, burst: int, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._clock = clock
+        self._tokens = float(self.burst)
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Take a token; returns how long the caller must wait before using it."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1.0
+            if self._tokens >= 0:
+                return 0.0
+            return -self._tokens / self.qps
+
+    def wait(self) -> None:
+        """Block until a token is available."""
+        delay = self.reserve()
+        if delay > 0:
+            time.sleep(delay)
+
+
+def _retry_after(headers: Any) -> float | None:
+    value = headers.get("Retry-After") if headers is not None else None
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds > 0 else None
+
+
+def _load_json(data: bytes) -> Any:
+    if not data:
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def _describe(exc: BaseException) -> str:
+    # urllib3 messages name the host and path, never headers.
+    return f"{type(exc).__name__}: {exc}"
+
+
+class WatchStream:
+    """One open watch: iterate to get each decoded event dict; :meth:`close` ends it (from
+    any thread)."""
+
+    def __init__(self, response: urllib3.BaseHTTPResponse, path: str) -> None:
+        self._response = response
+        self._path = path
+        self._closed = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        buffer = b""
+        try:
+            for chunk in self._response.stream(65536, decode_content=True):
+                buffer += chunk
+                while True:
+                    index = buffer.find(b"\n")
+                    if index < 0:
+                        break
+                    line, buffer = buffer[:index], buffer[index + 1 :]
+                    if line.strip():
+                        yield self._decode(line)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if self._closed:
+                return
+            raise TransportError(f"watch {self._path} broke: {_describe(exc)}") from None
+        if buffer.strip() and not self._closed:
+            yield self._decode(buffer)
+
+    def _decode(self, line: bytes) -> dict[str, Any]:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise TransportError(f"watch {self._path}: undecodable event") from None
+        if not isinstance(event, dict):
+            raise TransportError(f"watch {self._path}: event is not an object")
+        return event
+
+    def close(self) -> None:
+        """Stop reading; unblocks a thread waiting in the iterator."""
+        self._closed = True
+        try:
+            self._response.shutdown()
+        except Exception:  # already closed
+            pass
+        try:
+            self._response.release_conn()
+        except Exception:
+            pass
+
+
+class ApiTransport:
+    """Requests to one API server, authenticated by the official client.
+
+    Args:
+        api_client: a configured ``kubernetes.client.ApiClient`` (its Configuration carries
+            host, TLS and credentials).
+        qps: client-side request rate (client-go's ``QPS``; 0 or less disables it).
+        burst: client-side burst (client-go's ``Burst``).
+
+    Build one with :meth:`from_kubeconfig`, :meth:`in_cluster` or :meth:`from_environment`.
+    """
+
+    def __init__(self, api_client: ApiClient, *, qps: float = 50.0, burst: int = 100) -> None:
+        self._client = api_client
+        self.limiter = RateLimiter(qps, burst)
+
+    # -- construction --------------------------------------------------------------------------
+
+    @staticmethod
+    def _configuration() -> Configuration:
+        from kubernetes.client.configuration import Configuration
+
+        config = Configuration()
+        # Watches, binding workers and events share the pool: keep connections around.
+        config.connection_pool_maxsize = 64
+        return config
+
+    @classmethod
+    def _from_configuration(cls, config: Configuration, qps: float, burst: int) -> ApiTransport:
+        from kubernetes.client.api_client import ApiClient
+
+        client = ApiClient(config)
+        client.user_agent = "schedframe/0.1 (kubernetes-backend)"
+        return cls(client, qps=qps, burst=burst)
+
+    @classmethod
+    def from_kubeconfig(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        context: str | None = None,
+        qps: float = 50.0,
+        burst: int = 100,
+    ) -> ApiTransport:
+        """From a kubeconfig file (``None``: ``$KUBECONFIG`` or ``~/.kube/config``).
+
+        TLS verification is on unless the cluster entry sets ``insecure-skip-tls-verify``.
+
+        Raises:
+            BackendError: the kubeconfig cannot be read or names no usable context.
+        """
+        from kubernetes.config.config_exception import ConfigException
+        from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, load_kube_config
+
+        config = cls._configuration()
+        location = os.fspath(path) if path is not None else None
+        if location is None:
+            location = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser(
+                str(KUBE_CONFIG_DEFAULT_LOCATION)
+            )
+        loader = cast("Callable[..., None]", load_kube_config)
+        try:
+            loader(
+                config_file=location,
+                context=context,
+                client_configuration=config,
+                persist_config=False,
+            )
+        except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
+            raise BackendError(
+                f"cannot load kubeconfig {location}: {type(exc).__name__}: {_first_line(exc)}",
+                reason="InvalidConfiguration",
+                code=0,
+            ) from None
+        return cls._from_configuration(config, qps, burst)
+
+    @classmethod
+    def in_cluster(cls, *, qps: float = 50.0, burst: int = 100) -> ApiTransport:
+        """From the pod's service account (``KUBERNETES_SERVICE_HOST`` and the mounted token).
+
+        Raises:
+            BackendError: not running in a pod.
+        """
+        from kubernetes.config.config_exception import ConfigException
+        from kubernetes.config.incluster_config import load_incluster_config
+
+        config = cls._configuration()
+        loader = cast("Callable[..., None]", load_incluster_config)
+        try:
+            loader(client_configuration=config)
+        except (ConfigException, OSError) as exc:
+            raise BackendError(
+                f"cannot load the in-cluster configuration: {_first_line(exc)}",
+                reason="InvalidConfiguration",
+                code=0,
+            ) from None
+        return cls._from_configuration(config, qps, burst)
+
+    @classmethod
+    def from_environment(
+        cls,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        *,
+        context: str | None = None,
+        qps: float = 50.0,
+        burst: int = 100,
+    ) -> ApiTransport:
+        """A kubeconfig when given; else in-cluster inside a pod; else the default kubeconfig
+        (kube-scheduler's order)."""
+        if kubeconfig:
+            return cls.from_kubeconfig(kubeconfig, context=context, qps=qps, burst=burst)
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return cls.in_cluster(qps=qps, burst=burst)
+        return cls.from_kubeconfig(None, context=context, qps=qps, burst=burst)
+
+    # -- introspection -------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """The API server URL (no credentials)."""
+        return str(self._client.configuration.host)
+
+    @property
+    def verify_ssl(self) -> bool:
+        """Whether the server's certificate is verified."""
+        return bool(self._client.configuration.verify_ssl)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        closer = cast("Callable[[], None]", self._client.close)
+        closer()
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        body: Any,
+        content_type: str | None,
+        timeout: float | tuple[float, float] | None,
+    ) -> urllib3.BaseHTTPResponse:
+        headers = {"Accept": "application/json"}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        request = self._client.param_serialize(
+            method,
+            path,
+            query_params=list(query) or None,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        try:
+            rest = self._client.call_api(*request, _request_timeout=timeout)
+        except urllib3.exceptions.NewConnectionError as exc:
+            raise TransportError(f"{method} {path}: {_describe(exc)}", maybe_sent=False) from None
+        except urllib3.exceptions.MaxRetryError as exc:
+            sent = not isinstance(exc.reason, urllib3.exceptions.NewConnectionError)
+            raise TransportError(f"{method} {path}: {_describe(exc)}", maybe_sent=sent) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise TransportError(f"{method} {path}: {_describe(exc)}") from None
+        except Exception as exc:  # the client's ApiException for TLS failures
+            if type(exc).__name__ == "ApiException":
+                raise TransportError(f"{method} {path}: {_first_line(exc)}") from None
+            raise
+        return cast("urllib3.BaseHTTPResponse", rest.response)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Sequence[tuple[str, str]] = (),
+        body: Any = None,
+        content_type: str | None = None,
+        timeout: float | tuple[float, float] | None = DEFAULT_TIMEOUT,
+        limiter: RateLimiter | None = None,
+    ) -> Any:
+        """Send one request and return its decoded JSON body.
+
+        ``limiter`` replaces the transport's own rate limiter for this request.
+
+        Raises:
+            ApiError: the server answered with a status of 400 or more.
+            TransportError: no answer.
+        """
+        if body is not None and content_type is None:
+            content_type = "application/json"
+        (limiter or self.limiter).wait()
+        response = self._send(method, path, query, body, content_type, timeout)
+        try:
+            data = response.data
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise TransportError(
+                f"{method} {path}: reading the response: {_describe(exc)}"
+            ) from None
+        finally:
+            response.release_conn()
+        decoded = _load_json(data)
+        if response.status >= 400:
+            raise ApiError.from_status(
+                response.status,
+                decoded if isinstance(decoded, Mapping) else None,
+                retry_after=_retry_after(response.headers),
+                method=method,
+                path=path,
+            )
+        return decoded
+
+    def watch(
+        self,
+        path: str,
+        *,
+        query: Sequence[tuple[str, str]],
+        timeout: tuple[float, float],
+    ) -> WatchStream:
+        """Open a watch (``query`` must hold ``watch=true``).
+
+        Raises:
+            ApiError: the server refused the watch with an HTTP error status.
+            TransportError: no answer.
+        """
+        self.limiter.wait()
+        response = self._send("GET", path, query, None, None, timeout)
+        if response.status >= 400:
+            try:
+                data = response.data
+            except (urllib3.exceptions.HTTPError, OSError):
+                data = b""
+            finally:
+                response.release_conn()
+            decoded = _load_json(data)
+            raise ApiError.from_status(
+                response.status,
+                decoded if isinstance(decoded, Mapping) else None,
+                retry_after=_retry_after(response.headers),
+                method="GET",
+                path=path,
+            )
+        return WatchStream(response, path)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def jittered(duration: float, factor: float = 1.0) -> float:
+    """client-go's ``wait.Jitter``: ``duration`` plus up to ``factor`` times itself."""
+    return duration + random.random() * factor * duration
+
+
+class Backoff:
+    """Exponential backoff with jitter (client-go's backoff manager: 0.8 s doubling to
+    30 s, reset after a quiet period)."""
+
+    def __init__(
+        self,
+        initial: float = 0.8,
+        cap: float = 30.0,
+        *,
+        reset_after: float = 120.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.initial = initial
+        self.cap = cap
+        self.reset_after = reset_after
+        self._clock = clock
+        self._current = initial
+        self._last = clock()
+
+    def next(self) -> float:
+        """The next delay (jittered)."""
+        now = self._clock()
+        if now - self._last > self.reset_after:
+            self._current = self.initial
+        self._last = now
+        delay = jittered(self._current)
+        self._current = min(self.cap, self._current * 2)
+        return min(delay, self.cap)
+
+    def reset(self) -> None:
+        """Start again from the initial delay."""
+        self._current = self.initial

@@ -1,0 +1,505 @@
+"""KubernetesBackend: the Lister side (subscribe/list like MemoryBackend) and the Binder side
+(binding, status patches, victim deletion, events) with their error mapping and retry rules."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from schedframe.backends import KINDS, Backend, WatchEvent
+from schedframe.backends.kubernetes import ApiTransport, KubernetesBackend
+from schedframe.errors import BackendError
+from schedframe.objects import Namespace, Node, Pod, PodCondition, pod_from_dict
+from schedframe.testing.fakeapi import FakeAPIServer
+
+from ._support import TOKEN, node, pod
+
+MakeBackend = Callable[..., KubernetesBackend]
+
+
+def started(make_backend: MakeBackend, **kwargs: object) -> KubernetesBackend:
+    backend = make_backend(**kwargs)
+    backend.start(timeout=10)
+    return backend
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def stored_pod(backend: KubernetesBackend, name: str) -> Pod:
+    found = backend.get("Pod", name)
+    assert isinstance(found, Pod)
+    return found
+
+
+# -- Lister --------------------------------------------------------------------------------------
+
+
+def test_is_a_backend(make_backend: MakeBackend) -> None:
+    backend: Backend = make_backend()
+    assert isinstance(backend, KubernetesBackend)
+
+
+def test_subscribe_replays_in_kind_order_then_streams(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    fake.create(pod("p1"))
+    fake.create(node("n1"))
+    backend = started(make_backend)
+    assert backend.has_synced and backend.healthy()
+    events: list[WatchEvent] = []
+    sub = backend.subscribe(events.append)
+    kinds = [type(e.obj).__name__ for e in events]
+    assert kinds == ["Namespace"] * 4 + ["Node", "Pod"]
+    assert all(e.type == "ADDED" for e in events)
+    assert [n.name for n in backend.list("Namespace") if isinstance(n, Namespace)] == [
+        "default",
+        "kube-node-lease",
+        "kube-public",
+        "kube-system",
+    ]
+    events.clear()
+    fake.create(pod("p2"))
+    wait_until(lambda: len(events) == 1)
+    assert events[0].type == "ADDED" and isinstance(events[0].obj, Pod)
+    sub.cancel()
+    fake.create(pod("p3"))
+    wait_until(lambda: backend.get("Pod", "p3") is not None)
+    assert len(events) == 1
+    with pytest.raises(ValueError, match="unknown kind"):
+        backend.list("Deployment")
+    assert KINDS == ("Namespace", "Node", "PodDisruptionBudget", "Pod")
+
+
+def test_start_fails_cleanly_when_the_server_is_unreachable(tmp_path: Path) -> None:
+    with FakeAPIServer() as fake:
+        kubeconfig = fake.write_kubeconfig(tmp_path / "kc")
+    backend = KubernetesBackend.from_kubeconfig(kubeconfig)
+    try:
+        with pytest.raises(BackendError, match="cannot list Namespace objects"):
+            backend.start(timeout=0.5)
+    finally:
+        backend.close()
+
+
+def test_bad_kubeconfig(tmp_path: Path) -> None:
+    path = tmp_path / "kc"
+    path.write_text("apiVersion: v1\nkind: Config\n")
+    with pytest.raises(BackendError, match="cannot load kubeconfig"):
+        KubernetesBackend.from_kubeconfig(path)
+
+
+def test_tls_verification_follows_the_kubeconfig(tmp_path: Path) -> None:
+    def kubeconfig(insecure: bool | None) -> Path:
+        cluster: dict[str, object] = {"server": "https://127.0.0.1:1"}
+        if insecure is not None:
+            cluster["insecure-skip-tls-verify"] = insecure
+        import json
+
+        path = tmp_path / f"kc-{insecure}"
+        path.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [{"name": "c", "cluster": cluster}],
+                    "users": [{"name": "u", "user": {"token": "x"}}],
+                    "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                    "current-context": "c",
+                }
+            )
+        )
+        return path
+
+    for insecure, verify in ((None, True), (False, True), (True, False)):
+        transport = ApiTransport.from_kubeconfig(kubeconfig(insecure))
+        assert transport.verify_ssl is verify
+        transport.close()
+
+
+# -- bind ----------------------------------------------------------------------------------------
+
+
+def test_bind(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    p1 = stored_pod(backend, "p1")
+    backend.bind(p1, "n1")
+    assert [(b.name, b.node, b.uid) for b in fake.bindings] == [("p1", "n1", p1.uid)]
+    wait_until(lambda: stored_pod(backend, "p1").spec.node_name == "n1")
+    assert backend.bind_counts["bound"] == 1
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (
+            "bound",
+            'Operation cannot be fulfilled on pods/binding "p1": pod p1 is already assigned to node "other"',
+        ),
+        (
+            "gated",
+            'Operation cannot be fulfilled on pods/binding "p1": pod p1 has non-empty .spec.schedulingGates',
+        ),
+        (
+            "deleting",
+            'Operation cannot be fulfilled on pods/binding "p1": pod p1 is being deleted, cannot be assigned to a host',
+        ),
+    ],
+)
+def test_bind_conflicts_map_to_backend_error(
+    fake: FakeAPIServer, make_backend: MakeBackend, setup: str, message: str
+) -> None:
+    fake.create(pod("p1", gates=("g",) if setup == "gated" else ()))
+    backend = started(make_backend)
+    p1 = stored_pod(backend, "p1")
+    if setup == "bound":
+        fake.patch("Pod", "p1", {"metadata": {"labels": {"a": "b"}}})
+        from schedframe.testing.fakeapi._cluster import Cluster
+
+        Cluster.bind(
+            fake.cluster, "default", "p1", {"metadata": {"name": "p1"}, "target": {"name": "other"}}
+        )
+    elif setup == "deleting":
+        current = fake.get("Pod", "p1")
+        assert current is not None
+        current["metadata"]["finalizers"] = ["x"]
+        fake.update(current)
+        fake.delete("Pod", "p1")
+    with pytest.raises(BackendError) as info:
+        backend.bind(p1, "n1")
+    assert (info.value.reason, info.value.code, str(info.value)) == ("Conflict", 409, message)
+    assert backend.bind_counts["conflict"] == 1
+
+
+def test_bind_missing_pod_is_not_found(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    p1 = stored_pod(backend, "p1")
+    fake.delete("Pod", "p1")
+    with pytest.raises(BackendError) as info:
+        backend.bind(p1, "n1")
+    assert (info.value.reason, info.value.code) == ("NotFound", 404)
+    assert str(info.value) == 'pods "p1" not found'
+
+
+def test_bind_uid_precondition(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    p1 = stored_pod(backend, "p1")
+    fake.delete("Pod", "p1")
+    fake.create(pod("p1"))  # same name, new uid
+    with pytest.raises(BackendError) as info:
+        backend.bind(p1, "n1")
+    assert info.value.code == 409 and "Precondition failed: UID in precondition" in str(info.value)
+    assert fake.bindings == []
+
+
+def test_bind_retries_5xx_and_429(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    fake.fail_requests(503, path="/binding$")
+    fake.fail_requests(429, path="/binding$", retry_after=1)
+    started_at = time.monotonic()
+    backend.bind(stored_pod(backend, "p1"), "n1")
+    assert time.monotonic() - started_at >= 0.9  # Retry-After honoured
+    assert len(fake.bindings) == 1
+    assert backend.bind_counts == {"bound": 1, "conflict": 0, "error": 0, "retried": 2}
+
+
+def test_a_lost_binding_response_is_neither_lost_nor_doubled(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    fake.fail_requests(500, path="/binding$", after=True)  # bound, but the client sees 500
+    backend.bind(stored_pod(backend, "p1"), "n1")
+    assert [(b.name, b.node) for b in fake.bindings] == [("p1", "n1")]
+    assert fake.binding_conflicts == [("default/p1", 'pod p1 is already assigned to node "n1"')]
+    assert backend.bind_counts["bound"] == 1
+
+
+def test_bind_gives_up_after_its_attempts(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend, bind_attempts=2)
+    fake.fail_requests(500, path="/binding$", times=2)
+    with pytest.raises(BackendError) as info:
+        backend.bind(stored_pod(backend, "p1"), "n1")
+    assert (info.value.reason, info.value.code) == ("InternalError", 500)
+    assert fake.bindings == []
+
+
+def test_transport_errors_map_to_service_unavailable(tmp_path: Path) -> None:
+    with FakeAPIServer() as fake:
+        fake.create(pod("p1"))
+        kubeconfig = fake.write_kubeconfig(tmp_path / "kc")
+        backend = KubernetesBackend.from_kubeconfig(kubeconfig, bind_attempts=1)
+        backend.start(timeout=10)
+        p1 = stored_pod(backend, "p1")
+    try:
+        with pytest.raises(BackendError) as info:
+            backend.bind(p1, "n1")
+        assert (info.value.reason, info.value.code) == ("ServiceUnavailable", 503)
+    finally:
+        backend.close()
+
+
+# -- status patches and deletion -----------------------------------------------------------------
+
+
+def test_patch_pod_status(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    condition = PodCondition(
+        type="PodScheduled",
+        status="False",
+        reason="Unschedulable",
+        message="0/1 nodes",
+        last_transition_time=when,
+    )
+    backend.patch_pod_status(
+        stored_pod(backend, "p1"), condition=condition, nominated_node_name="n2"
+    )
+    stored = fake.get("Pod", "p1")
+    assert stored is not None
+    assert stored["status"]["conditions"] == [
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/1 nodes",
+            "lastTransitionTime": "2026-01-02T03:04:05Z",
+        }
+    ]
+    assert stored["status"]["nominatedNodeName"] == "n2"
+    wait_until(lambda: stored_pod(backend, "p1").status.nominated_node_name == "n2")
+    # Same condition again: nothing to send. Clearing the nomination sends null.
+    before = len(fake.requests)
+    backend.patch_pod_status(stored_pod(backend, "p1"), condition=condition)
+    assert len(fake.requests) == before
+    backend.patch_pod_status(stored_pod(backend, "p1"), nominated_node_name="")
+    stored = fake.get("Pod", "p1")
+    assert stored is not None and "nominatedNodeName" not in stored["status"]
+    # A changed reason keeps the transition time when the status is the same.
+    wait_until(lambda: stored_pod(backend, "p1").status.nominated_node_name == "")
+    backend.patch_pod_status(
+        stored_pod(backend, "p1"),
+        condition=PodCondition(type="PodScheduled", status="False", reason="SchedulerError"),
+    )
+    stored = fake.get("Pod", "p1")
+    assert stored is not None
+    cond = stored["status"]["conditions"][0]
+    assert cond["reason"] == "SchedulerError" and "message" not in cond
+    assert cond["lastTransitionTime"] == "2026-01-02T03:04:05Z"
+
+
+@pytest.mark.parametrize(
+    ("status", "retried"), [(500, True), (503, True), (429, False), (409, False)]
+)
+def test_status_patch_retry_rule(
+    fake: FakeAPIServer, make_backend: MakeBackend, status: int, retried: bool
+) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    fake.fail_requests(status, path="/status$", method="PATCH")
+    condition = PodCondition(type="PodScheduled", status="False", reason="Unschedulable")
+    if retried:
+        backend.patch_pod_status(stored_pod(backend, "p1"), condition=condition)
+        stored = fake.get("Pod", "p1")
+        assert stored is not None and stored["status"]["conditions"][0]["reason"] == "Unschedulable"
+    else:
+        with pytest.raises(BackendError) as info:
+            backend.patch_pod_status(stored_pod(backend, "p1"), condition=condition)
+        assert info.value.code == status
+
+
+def test_status_patch_gives_up_after_four_attempts(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    fake.fail_requests(500, path="/status$", method="PATCH", times=4)
+    with pytest.raises(BackendError):
+        backend.patch_pod_status(stored_pod(backend, "p1"), nominated_node_name="n1")
+    patches = [r for r in fake.requests if r.method == "PATCH"]
+    assert len(patches) == 4
+
+
+def test_delete_pod_adds_the_disruption_target_then_deletes_gracefully(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    fake.create(pod("victim", node_name="n1"))
+    backend = started(make_backend)
+    condition = PodCondition(
+        type="DisruptionTarget",
+        status="True",
+        reason="PreemptionByScheduler",
+        message="default-scheduler: preempting to accommodate a higher priority pod",
+    )
+    backend.delete_pod(stored_pod(backend, "victim"), condition=condition)
+    stored = fake.get("Pod", "victim")
+    assert stored is not None  # graceful: the kubelet has not finished yet
+    assert stored["metadata"]["deletionTimestamp"]
+    assert [c["type"] for c in stored["status"]["conditions"]] == ["DisruptionTarget"]
+    wait_until(lambda: stored_pod(backend, "victim").deletion_timestamp is not None)
+    fake.finalize_deletions()
+    wait_until(lambda: backend.get("Pod", "victim") is None)
+    with pytest.raises(BackendError) as info:
+        backend.delete_pod(pod_from_dict(pod("ghost")), condition=None)
+    assert info.value.code == 404
+
+
+# -- events --------------------------------------------------------------------------------------
+
+
+def test_events_are_written_and_aggregated_into_series(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    fake.create(pod("p1"))
+    fake.create(pod("p2"))
+    backend = started(make_backend, reporting_controller="schedframe", reporting_instance="host")
+    p1, p2 = stored_pod(backend, "p1"), stored_pod(backend, "p2")
+    backend.record_event(
+        p1,
+        event_type="Normal",
+        reason="Scheduled",
+        action="Binding",
+        note="Successfully assigned default/p1 to n1",
+    )
+    for _ in range(3):
+        backend.record_event(
+            p2,
+            event_type="Warning",
+            reason="FailedScheduling",
+            action="Scheduling",
+            note="0/1 nodes are available",
+        )
+    backend.eventf(p1, p2, "Normal", "Preempted", "Preempting", "Preempted by pod p2")
+    wait_until(
+        lambda: (
+            backend.event_sink.counts["created"] == 3 and backend.event_sink.counts["patched"] == 1
+        )
+    )
+    events = {(e["reason"], e["regarding"]["name"]): e for e in fake.list("Event")}
+    scheduled = events[("Scheduled", "p1")]
+    assert scheduled["reportingController"] == "schedframe"
+    assert scheduled["reportingInstance"] == "schedframe-host"
+    assert scheduled["regarding"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "p1",
+        "namespace": "default",
+        "uid": p1.uid,
+        "resourceVersion": p1.metadata.resource_version,
+    }
+    assert scheduled["type"] == "Normal" and scheduled["action"] == "Binding"
+    assert scheduled["eventTime"].endswith("Z") and "." in scheduled["eventTime"]
+    failed = events[("FailedScheduling", "p2")]
+    assert failed["series"]["count"] == 2  # the third repeat is only counted locally
+    preempted = events[("Preempted", "p1")]
+    assert preempted["related"]["name"] == "p2" and preempted["related"]["uid"] == p2.uid
+
+
+def test_long_notes_are_truncated(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    backend.record_event(
+        stored_pod(backend, "p1"),
+        event_type="Warning",
+        reason="FailedScheduling",
+        action="Scheduling",
+        note="x" * 5000,
+    )
+    wait_until(lambda: backend.event_sink.counts["created"] == 1)
+    (event,) = fake.list("Event")
+    assert len(event["note"]) == 1024 and event["reportingController"] == "default-scheduler"
+
+
+# -- credentials ---------------------------------------------------------------------------------
+
+
+def test_credentials_never_reach_the_logs(
+    fake: FakeAPIServer, make_backend: MakeBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    fake.fail_requests(500, path="/binding$", times=3)
+    with pytest.raises(BackendError) as info:
+        backend.bind(stored_pod(backend, "p1"), "n1")
+    fake.drop_watches()
+    fake.fail_requests(401, watch=True)
+    time.sleep(0.3)
+    text = caplog.text + str(info.value)
+    assert TOKEN not in text
+    assert "Bearer" not in text
+    assert TOKEN not in repr(backend.transport.host)
+
+
+def test_the_backend_sends_the_token(fake: FakeAPIServer, tmp_path: Path) -> None:
+    kubeconfig = fake.write_kubeconfig(tmp_path / "kc", token="wrong")
+    backend = KubernetesBackend.from_kubeconfig(kubeconfig)
+    try:
+        with pytest.raises(BackendError) as info:
+            backend.start(timeout=0.3)
+        assert "401" in str(info.value) or info.value.code == 401
+    finally:
+        backend.close()
+
+
+def test_node_events_do_not_break_on_repr_related(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    fake.create(pod("p1"))
+    fake.create(node("n1"))
+    backend = started(make_backend)
+    n1 = backend.get("Node", "n1")
+    assert isinstance(n1, Node)
+    backend.eventf(stored_pod(backend, "p1"), n1, "Normal", "Scheduled", "Binding", "x")
+    backend.record_event(
+        stored_pod(backend, "p1"),
+        event_type="Normal",
+        reason="R",
+        action="A",
+        note="n",
+        related=repr(n1),
+    )
+    wait_until(lambda: backend.event_sink.counts["created"] == 2)
+    related = [e.get("related") for e in fake.list("Event")]
+    assert {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "name": "n1",
+        "uid": n1.uid,
+        "resourceVersion": n1.metadata.resource_version,
+    } in related
+    assert None in related
+
+
+def test_close_is_idempotent_and_stops_threads(make_backend: MakeBackend) -> None:
+    backend = started(make_backend)
+    before = threading.active_count()
+    backend.close()
+    backend.close()
+    assert threading.active_count() < before
+
+
+def test_resync_redelivers_stored_objects(fake: FakeAPIServer, make_backend: MakeBackend) -> None:
+    fake.create(node("n1"))
+    backend = started(make_backend, resync_period=0.1)
+    events: list[WatchEvent] = []
+    backend.subscribe(events.append)
+    wait_until(lambda: any(e.type == "MODIFIED" for e in events))
+    resync = next(e for e in events if e.type == "MODIFIED")
+    assert resync.old is resync.obj
