@@ -55,7 +55,9 @@ def test_all_equals_public_names(module_name: str) -> None:
     else:
         public = _public_names(module)
         assert sorted(public - declared) == [], "public but not in __all__"
-        assert [n for n in sorted(declared) if not hasattr(module, n)] == [], "in __all__ but missing"
+        assert [n for n in sorted(declared) if not hasattr(module, n)] == [], (
+            "in __all__ but missing"
+        )
 
 
 @pytest.mark.parametrize("module_name", PUBLIC_MODULES)
