@@ -13,7 +13,18 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
-LOCAL = ["-e", ".[testing,kubernetes]", "-e", "./plugins", "-e", "./examples/gpu-spread"]
+LOCAL = [
+    "-e",
+    ".[testing,kubernetes]",
+    "-e",
+    "./plugins",
+    # The example out-of-tree plugin packages: installed, discovered and tested like a third
+    # party's.
+    "-e",
+    "./examples/gpu-spread",
+    "-e",
+    "./examples/coscheduling",
+]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
 
 

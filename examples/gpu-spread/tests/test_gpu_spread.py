@@ -81,12 +81,15 @@ def test_enabled_from_a_config_file_and_runs(tmp_path: Path) -> None:
 
     incoming = gpu_pod("c", 1)
     state = CycleState()
+    _, status, _ = fwk.run_pre_filter_plugins(state, incoming)
+    assert status is None
     busy, free = fwk.snapshot_shared_lister().list()
     status = fwk.run_filter_plugins(state, incoming, busy)
     assert status is not None and status.code is Code.UNSCHEDULABLE
     assert status.reasons == ("node(s) had too many GPUs in use",)
     assert status.plugin == "GpuSpread"
     assert fwk.run_filter_plugins(state, incoming, free) is None
+    assert fwk.run_pre_score_plugins(state, incoming, [free]) is None
     scores, err = fwk.run_score_plugins(state, incoming, [free])
     assert err is None and scores is not None
     gpu = next(p for p in scores.by_plugin if p.plugin == "GpuSpread")

@@ -1,0 +1,157 @@
+"""Gangs end to end, on a deterministic scheduler: all members bind together, or none does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from schedframe_coscheduling import MIN_MEMBER, POD_GROUP, Coscheduling, group_of
+
+from schedframe.objects import Pod
+from schedframe.scheduler import Scheduler
+from schedframe.testing import deterministic, invariants
+from schedframe.testing.builders import make_node, make_pod
+
+CONFIG: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "plugins": {
+                # Coscheduling is also the queue sort, so PrioritySort must go.
+                "multiPoint": {
+                    "enabled": [{"name": "Coscheduling"}],
+                    "disabled": [{"name": "PrioritySort"}],
+                }
+            },
+            "pluginConfig": [
+                {
+                    "name": "Coscheduling",
+                    "args": {"permitWaitingTimeSeconds": 10, "podGroupBackoffSeconds": 30},
+                }
+            ],
+        }
+    ],
+}
+
+
+def gang(group: str, size: int, *, cpu: str, min_member: int | None = None) -> list[Pod]:
+    return [
+        make_pod(f"{group}-{i}")
+        .label(POD_GROUP, group)
+        .annotation(MIN_MEMBER, str(size if min_member is None else min_member))
+        .req(cpu=cpu)
+        .obj()
+        for i in range(size)
+    ]
+
+
+def nodes(n: int = 2, cpu: str = "2") -> list[Any]:
+    return [make_node(f"node-{i}").capacity(cpu=cpu, memory="8Gi").obj() for i in range(n)]
+
+
+@pytest.fixture
+def sched_factory() -> Iterator[Any]:
+    made: list[Scheduler] = []
+
+    def make(objects: list[Any]) -> Scheduler:
+        sched = deterministic.scheduler(CONFIG, objects, seed=7)
+        made.append(sched)
+        return sched
+
+    yield make
+    for sched in made:
+        sched.stop()
+
+
+def bound(sched: Scheduler, prefix: str) -> dict[str, str]:
+    return {k: v for k, v in backend_placements(sched).items() if k.startswith(f"default/{prefix}")}
+
+
+def backend_placements(sched: Scheduler) -> dict[str, str]:
+    return {
+        p.key: p.spec.node_name
+        for p in sched.backend.list("Pod")
+        if isinstance(p, Pod) and p.spec.node_name
+    }
+
+
+def test_the_plugin_is_discovered_and_sorts_the_queue(sched_factory: Any) -> None:
+    sched = sched_factory(nodes())
+    fwk = sched.profiles["default-scheduler"]
+    assert isinstance(fwk.queue_sort_plugins[0], Coscheduling)
+    points = fwk.list_plugins()
+    for point in ("pre_filter", "post_filter", "reserve", "permit"):
+        assert ("Coscheduling", None) in points[point]
+
+
+def test_a_gang_of_three_binds_together(sched_factory: Any) -> None:
+    sched = sched_factory([*nodes(), *gang("web", 3, cpu="1")])
+    # One scheduling cycle per member: the first two wait on Permit, nothing is bound...
+    assert sched.schedule_one() and sched.schedule_one()
+    assert bound(sched, "web") == {}
+    assert sched.in_flight() == 2
+    # ... until the third is assumed, and Permit lets the three go at once.
+    assert sched.schedule_one()
+    assert sorted(bound(sched, "web")) == ["default/web-0", "default/web-1", "default/web-2"]
+    sched.run_until_idle()
+    invariants.assert_no_overcommit(sched)
+    invariants.assert_nothing_lost(sched)
+    scheduled = [e for e in sched.backend.events if e.reason == "Scheduled"]
+    assert len({e.time for e in scheduled}) == 1  # all three at the same (virtual) instant
+
+
+def test_a_gang_that_cannot_fit_never_partially_binds(sched_factory: Any) -> None:
+    # Two nodes of 2 CPUs hold only two of the three 1.5-CPU members.
+    sched = sched_factory([*nodes(), *gang("big", 3, cpu="1500m")])
+    sched.run_until_idle(stall_timeout=120)
+    assert bound(sched, "big") == {}
+    invariants.assert_nothing_lost(sched)
+    reasons = {e.note for e in sched.backend.events if e.reason == "FailedScheduling"}
+    assert any("Coscheduling" in note or "pod group" in note for note in reasons), reasons
+    # Every member is back in the queue, nothing assumed or waiting.
+    assert sched.in_flight() == 0
+    assert len(sched.waiting_pods) == 0
+
+
+def test_a_small_group_is_rejected_before_filtering(sched_factory: Any) -> None:
+    pods = gang("pair", 2, cpu="100m", min_member=3)
+    sched = sched_factory([*nodes(), *pods])
+    sched.run_until_idle()
+    assert bound(sched, "pair") == {}
+    result = sched.results[pods[0].uid]
+    assert result.outcome == "unschedulable"
+    assert 'pod group "default/pair" has 2 member(s), fewer than its min-member 3' in (
+        result.message
+    )
+    # A third member arrives: the hint requeues the others and the gang binds.
+    sched.backend.create(gang("pair", 3, cpu="100m")[2])
+    sched.run_until_idle()
+    assert len(bound(sched, "pair")) == 3
+
+
+def test_gangs_and_single_pods_share_a_cluster(sched_factory: Any) -> None:
+    singles = [make_pod(f"single-{i}").req(cpu="500m").obj() for i in range(2)]
+    objects = [*nodes(3), *gang("a", 3, cpu="1"), *gang("b", 2, cpu="1"), *singles]
+    sched = sched_factory(objects)
+    sched.run_until_idle(stall_timeout=120)
+    placed = backend_placements(sched)
+    for group, size in (("a", 3), ("b", 2)):
+        members = [k for k in placed if k.startswith(f"default/{group}-")]
+        assert len(members) in (0, size), placed  # whole gangs only
+    assert len(placed) == 7  # 6 CPUs: everything fits
+    invariants.assert_no_overcommit(sched)
+    invariants.assert_nothing_lost(sched)
+    invariants.assert_preemption_only_lower_priority(sched)
+
+
+def test_group_of() -> None:
+    (pod,) = gang("g", 1, cpu="1", min_member=4)
+    assert group_of(pod) == ("default/g", 4)
+    assert group_of(make_pod("plain").obj()) is None
+    assert group_of(make_pod("bad").label(POD_GROUP, "g").annotation(MIN_MEMBER, "x").obj()) == (
+        "default/g",
+        None,
+    )
