@@ -259,11 +259,6 @@ class HostPortInfo:
         return other
 
 
-def _add_into(target: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:
-    for name, value in amounts.items():
-        target[name] = target.get(name, 0) + sign * value
-
-
 class NodeInfo:
     """What the scheduler knows about one node: the node, its pods and their sums.
 
@@ -354,11 +349,14 @@ class NodeInfo:
         self._update(removed.pod, -1)
 
     def _update(self, pod: Pod, sign: int) -> None:
-        _add_into(self.requested, pod.requests, sign)
+        # Inlined sums (this runs for every pod added or removed, preemption dry runs included).
+        requested = self.requested
+        for name, value in pod.requests.items():
+            requested[name] = requested.get(name, 0) + sign * value
         nz = pod.non_zero_requests
-        _add_into(
-            self.non_zero_requested, {"cpu": nz.get("cpu", 0), "memory": nz.get("memory", 0)}, sign
-        )
+        non_zero = self.non_zero_requested
+        non_zero["cpu"] = non_zero.get("cpu", 0) + sign * nz.get("cpu", 0)
+        non_zero["memory"] = non_zero.get("memory", 0) + sign * nz.get("memory", 0)
         for ip, protocol, port in pod.host_ports:
             if sign > 0:
                 self.used_ports.add(ip, protocol, port)

@@ -7,11 +7,14 @@ The Framework is also the :class:`~schedframe.framework.Handle` its plugins rece
 
 from __future__ import annotations
 
+import abc
+import functools
 import logging
 import random
 import time
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 
@@ -73,6 +76,58 @@ _REJECTING_KINDS: Final = (
 _ALL_EVENTS: Final = (
     fw.ClusterEventWithHint(fw.ClusterEvent(fw.EventResource.WILDCARD, fw.ActionType.ALL)),
 )
+
+
+_UNKNOWN: Final = object()
+_PROTOCOL_MEMBERS: dict[type, object] = {}
+
+
+def _protocol_members(proto: type) -> tuple[str, ...] | None:
+    """The members a runtime-checkable Protocol's structural check looks at (cached)."""
+    members = _PROTOCOL_MEMBERS.get(proto, _UNKNOWN)
+    if members is _UNKNOWN:
+        getter = getattr(typing, "_get_protocol_attrs", None)
+        try:
+            members = tuple(sorted(getter(proto))) if getter is not None else None
+        except Exception:  # a typing without it: always ask isinstance
+            members = None
+        _PROTOCOL_MEMBERS[proto] = members
+    return cast("tuple[str, ...] | None", members)
+
+
+def _implements(plugin: object, kind: type | tuple[type, ...]) -> bool:
+    """``isinstance(plugin, kind)``, without the cost of the Protocol machinery where the
+    answer is plain.
+
+    On Python 3.11 ``isinstance`` against a runtime-checkable Protocol recomputes the
+    Protocol's members on every call (tens of microseconds), and building a profile asks a
+    few hundred times. A nominal subclass is always an instance; an object lacking one of the
+    Protocol's members can only be an instance through ABC registration, which
+    ``ABCMeta.__instancecheck__`` answers. Everything else takes the full structural check.
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    mro = type(plugin).__mro__
+    for k in kinds:
+        if k in mro:
+            return True
+        members = _protocol_members(k)
+        if members is not None and not all(hasattr(plugin, m) for m in members):
+            if abc.ABCMeta.__instancecheck__(cast("abc.ABCMeta", k), plugin):
+                return True
+            continue
+        if isinstance(plugin, k):
+            return True
+    return False
+
+
+def _optional_method(plugin: object, name: str) -> Any:
+    """A plugin's optional fast-path method, if its class defines one (never an instance
+    attribute or a ``__getattr__`` answer, so a plugin cannot grow one by accident)."""
+    for klass in type(plugin).__mro__:
+        if name in vars(klass):
+            method = getattr(plugin, name)
+            return method if callable(method) else None
+    return None
 
 
 def _failure_text(exc: BaseException) -> str:
@@ -216,8 +271,19 @@ class RecordingEventRecorder:
                 reason=reason,
                 action=action,
                 note=note,
-                related=None if related is None else str(getattr(related, "key", related)),
+                related=_object_ref(related),
             )
+
+
+def _object_ref(obj: object | None) -> str | None:
+    """``kind/namespace/name`` (or ``kind/name``) of an object an event relates to."""
+    if obj is None:
+        return None
+    meta = getattr(obj, "metadata", None)
+    if meta is None:
+        return str(obj)
+    ns = getattr(meta, "namespace", "")
+    return f"{type(obj).__name__}/{ns + '/' if ns else ''}{meta.name}"
 
 
 class _SimpleNominator:
@@ -455,9 +521,9 @@ class Framework:
             )
         fwk._settle_weights(profile, f"{base}.plugins", source)
         for name, plugin in fwk.plugins.items():
-            if isinstance(plugin, _REJECTING_KINDS):
-                if isinstance(plugin, fw.EnqueueExtensions):
-                    events = tuple(plugin.events_to_register())
+            if _implements(plugin, _REJECTING_KINDS):
+                if _implements(plugin, fw.EnqueueExtensions):
+                    events = tuple(cast("fw.EnqueueExtensions", plugin).events_to_register())
                 else:
                     events = _ALL_EVENTS
                 fwk.enqueue_extensions.append((name, events))
@@ -475,7 +541,7 @@ class Framework:
             plugin = self.plugins.get(ref.name)
             if plugin is None:
                 continue  # reported while loading
-            if not isinstance(plugin, proto):
+            if not _implements(plugin, proto):
                 issues.append(
                     FieldIssue(
                         path=f"{path}.enabled[{k}].name",
@@ -504,7 +570,7 @@ class Framework:
             from_multi: list[str] = []
             for k, ref in enumerate(multi.enabled):
                 plugin = self.plugins.get(ref.name)
-                if plugin is None or not isinstance(plugin, proto) or ref.name in disabled:
+                if plugin is None or not _implements(plugin, proto) or ref.name in disabled:
                     continue
                 if ref.name in enabled:
                     overrides.append(ref.name)
@@ -534,7 +600,7 @@ class Framework:
         total = 0
         for ref in (*profile.plugins.score.enabled, *profile.plugins.multi_point.enabled):
             plugin = self.plugins.get(ref.name)
-            if plugin is None or not isinstance(plugin, fw.ScorePlugin):
+            if plugin is None or not _implements(plugin, fw.ScorePlugin):
                 continue
             if ref.name in self.score_weights:
                 continue  # the per-point weight wins over multiPoint's
@@ -559,14 +625,14 @@ class Framework:
         """Enable an already-built plugin at every point it implements (tests, embedding)."""
         self.plugins[plugin.name] = plugin
         for attr, proto, _, _ in EXTENSION_POINTS:
-            if isinstance(plugin, proto):
+            if _implements(plugin, proto):
                 getattr(self, f"{attr}_plugins").append(plugin)
-        if isinstance(plugin, fw.ScorePlugin):
+        if _implements(plugin, fw.ScorePlugin):
             self.score_weights[plugin.name] = weight
-        if isinstance(plugin, _REJECTING_KINDS):
+        if _implements(plugin, _REJECTING_KINDS):
             events = (
-                tuple(plugin.events_to_register())
-                if isinstance(plugin, fw.EnqueueExtensions)
+                tuple(cast("fw.EnqueueExtensions", plugin).events_to_register())
+                if _implements(plugin, fw.EnqueueExtensions)
                 else _ALL_EVENTS
             )
             self.enqueue_extensions.append((plugin.name, events))
@@ -576,16 +642,25 @@ class Framework:
         # Bound methods resolved once, so the per-node loops do no attribute lookups.
         self._filter_fns = tuple((p.name, p.filter) for p in self.filter_plugins)
         self._pre_filter_ext = tuple(
-            (p.name, p) for p in self.pre_filter_plugins if isinstance(p, fw.PreFilterExtensions)
+            (p.name, cast("fw.PreFilterExtensions", p))
+            for p in self.pre_filter_plugins
+            if _implements(p, fw.PreFilterExtensions)
         )
         self._score_fns = tuple(
             (
                 p.name,
                 p.score,
-                p.normalize_score if isinstance(p, fw.ScoreExtensions) else None,
+                cast("fw.ScoreExtensions", p).normalize_score
+                if _implements(p, fw.ScoreExtensions)
+                else None,
                 self.score_weights.get(p.name, 1),
+                _optional_method(p, "score_many"),
             )
             for p in self.score_plugins
+        )
+        # Optional per-pod fast paths of in-tree plugins (see ``filter_function``).
+        self._prepare_filters = tuple(
+            (p.name, p.filter, _optional_method(p, "prepare_filter")) for p in self.filter_plugins
         )
 
     def close(self) -> None:
@@ -873,6 +948,52 @@ class Framework:
             return status
         return self.run_filter_plugins(state, pod, node_info)
 
+    def filter_function(self, state: CycleState, pod: Pod) -> Callable[[NodeInfo], Status | None]:
+        """:meth:`run_filter_plugins_with_nominated_pods` for one pod, as a function of the node.
+
+        The scheduling cycle calls it once per pod after PreFilter and then once per node: the
+        plugins PreFilter skipped are dropped once, not per node, and a plugin may hand back a
+        function with its per-pod work done (an optional ``prepare_filter(state, pod)``
+        returning ``node_info -> Status | None``, equal to its ``filter`` for this cycle).
+        Nodes with nominated pods take the general path. The verdicts are those of
+        :meth:`run_filter_plugins_with_nominated_pods`, node for node.
+        """
+        skip = state.skip_filter_plugins
+        active: list[tuple[str, Callable[[NodeInfo], Status | None]]] = []
+        for name, filter_fn, prepare in self._prepare_filters:
+            if skip and name in skip:
+                continue
+            fn: Callable[[NodeInfo], Status | None] | None = None
+            if prepare is not None:
+                try:
+                    fn = prepare(state, pod)
+                except Exception:  # the plain filter then reports it, node by node
+                    fn = None
+            if fn is None:
+                fn = functools.partial(filter_fn, state, pod)
+            active.append((name, fn))
+        filters = tuple(active)
+        nominated_pods_for_node = self._nominator.nominated_pods_for_node
+        general = self.run_filter_plugins_with_nominated_pods
+        success = Code.SUCCESS
+
+        def run(node_info: NodeInfo) -> Status | None:
+            node = node_info.node
+            if node and nominated_pods_for_node(node.metadata.name):
+                return general(state, pod, node_info)
+            for name, fn in filters:
+                try:
+                    status = fn(node_info)
+                except Exception as exc:
+                    return _raised(f'running "{name}" filter plugin', exc, name)
+                if status is not None and status.code is not success:
+                    if not status.is_rejected():
+                        return _as_error(f'running "{name}" filter plugin', status, name)
+                    return status if status.plugin == name else status.with_plugin(name)
+            return None
+
+        return run
+
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, node_to_status: fw.NodeToStatus
     ) -> tuple[fw.PostFilterResult | None, Status]:
@@ -954,11 +1075,19 @@ class Framework:
             names = [ni.name for ni in nodes]
             skip = state.skip_score_plugins
             by_plugin: list[PluginScores] = []
-            for name, score_fn, normalize_fn, weight in self._score_fns:
+            for name, score_fn, normalize_fn, weight, score_many in self._score_fns:
                 if skip and name in skip:
                     continue
                 try:
-                    scores = [score_fn(state, pod, ni) for ni in nodes]
+                    scores = None
+                    if score_many is not None:
+                        try:
+                            # The plugin's batch form, equal to the per-node list below.
+                            scores = score_many(state, pod, nodes)
+                        except Exception:
+                            scores = None  # the per-node form reports it, node by node
+                    if scores is None:
+                        scores = [score_fn(state, pod, ni) for ni in nodes]
                 except Exception as exc:
                     return None, _raised(
                         f'running Score plugins: plugin "{name}" failed with', exc, name
@@ -985,7 +1114,23 @@ class Framework:
             totals = [0] * len(nodes)
             for ps in by_plugin:
                 w = ps.weight
-                for i, s in enumerate(ps.normalized):
+                normalized = ps.normalized
+                try:
+                    # Fast path: one range check per plugin, one pass to add.
+                    fast = len(normalized) == len(totals) and (
+                        not normalized
+                        or (
+                            max(normalized) <= fw.MAX_NODE_SCORE
+                            and min(normalized) >= fw.MIN_NODE_SCORE
+                        )
+                    )
+                    if fast:
+                        totals = [t + s * w for t, s in zip(totals, normalized, strict=True)]
+                except Exception:
+                    fast = False
+                if fast:
+                    continue
+                for i, s in enumerate(normalized):
                     if s > fw.MAX_NODE_SCORE or s < fw.MIN_NODE_SCORE:
                         msg = (
                             "applying score defaultWeights on Score plugins: "

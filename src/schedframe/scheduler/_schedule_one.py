@@ -386,17 +386,20 @@ class Algorithm:
         started = time.perf_counter()
         feasible: list[NodeInfo] = []
         node_to_status = diagnosis.node_to_status
-        run = fwk.run_filter_plugins_with_nominated_pods
+        # The framework's per-pod filter function: plugin skips and per-pod work done once.
+        run = fwk.filter_function(state, pod)
         error: Status | None = None
+        success = Code.SUCCESS
+        error_code = Code.ERROR
         try:
             for i in range(num_all):
                 node_info = nodes[(start + i) % num_all]
-                status = run(state, pod, node_info)
-                if status is None or status.code is Code.SUCCESS:
+                status = run(node_info)
+                if status is None or status.code is success:
                     feasible.append(node_info)
                     if len(feasible) >= num_to_find:
                         break
-                elif status.code is Code.ERROR:
+                elif status.code is error_code:
                     error = status
                     break
                 else:
@@ -417,9 +420,8 @@ class Algorithm:
 
         Without Score plugins every node scores 1.
         """
-        names = [n.name for n in nodes]
         if not fwk.has_score_plugins():
-            return names, [1] * len(nodes)
+            return [n.name for n in nodes], [1] * len(nodes)
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if status is not None and not status.is_success():
             raise SchedulingStatusError(status)

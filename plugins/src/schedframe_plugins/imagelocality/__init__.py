@@ -8,6 +8,7 @@ pods onto the few nodes holding an image); the sum is mapped linearly from
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar, Final
 
 from schedframe import framework as fw
@@ -64,3 +65,27 @@ class ImageLocality(fw.ScorePlugin):
         sums = sum_image_scores(node_info, pod, total_num_nodes)
         num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
         return calculate_priority(sums, num_containers)
+
+    def score_many(self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]) -> list[int]:
+        """:meth:`score` of every node, in order (the framework's batch form): the pod's image
+        names and the cluster size are worked out once; a node without images scores as an
+        empty sum."""
+        total_num_nodes = len(self._handle.snapshot_shared_lister().node_infos.list())
+        containers = (*pod.spec.init_containers, *pod.spec.containers)
+        images = [fw.normalized_image_name(c.image) for c in containers]
+        num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
+        empty = calculate_priority(0, num_containers)
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            states = ni.image_states
+            if not states:
+                append(empty)
+                continue
+            total = 0
+            for image in images:
+                state_ = states.get(image)
+                if state_ is not None:
+                    total += scaled_image_score(state_, total_num_nodes)
+            append(calculate_priority(total, num_containers))
+        return out

@@ -60,6 +60,11 @@ class RequiredNodeAffinity:
         required = required_node_selector(pod)
         self._node_selector = parsable_terms(required) if required is not None else None
 
+    @property
+    def matches_every_node(self) -> bool:
+        """True when the pod has neither a node selector nor required node affinity."""
+        return self._label_selector is None and self._node_selector is None
+
     def matches(self, node: Node) -> bool:
         """Whether ``node`` satisfies both the node selector and the required affinity."""
         labels = node.metadata.labels

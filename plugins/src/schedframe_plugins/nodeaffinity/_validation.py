@@ -9,6 +9,7 @@ does not parse is an error there, as upstream), and by PodTopologySpread's args 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -35,27 +36,35 @@ __all__ = [
     "unsupported_issue",
 ]
 
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    # Compiled on first use: compiling every validation pattern at import time was a large
+    # part of building a profile, and most profiles never validate what they match.
+    return re.compile(pattern)
+
+
 _QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE: Final = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_RE: Final = f"^{_QNAME_FMT}$"
 _QNAME_MSG: Final = (
     "must consist of alphanumeric characters, '-', '_' or '.', "
     "and must start and end with an alphanumeric character"
 )
 _QNAME_MAX: Final = 63
 _LABEL_VALUE_FMT: Final = f"({_QNAME_FMT})?"
-_LABEL_VALUE_RE: Final = re.compile(f"^{_LABEL_VALUE_FMT}$")
+_LABEL_VALUE_RE: Final = f"^{_LABEL_VALUE_FMT}$"
 _LABEL_VALUE_MSG: Final = (
     "a valid label must be an empty string or consist of alphanumeric characters, "
     "'-', '_' or '.', and must start and end with an alphanumeric character"
 )
 _DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT: Final = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+_DNS1123_SUBDOMAIN_RE: Final = f"^{_DNS1123_SUBDOMAIN_FMT}$"
 _DNS1123_SUBDOMAIN_MSG: Final = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
     "'-' or '.', and must start and end with an alphanumeric character"
 )
-_INT64_RE: Final = re.compile(r"[+-]?[0-9]+")
+_INT64_RE: Final = r"[+-]?[0-9]+"
 
 _LABEL_OPERATORS: Final = {
     "In": "in",
@@ -99,7 +108,7 @@ def _is_dns1123_subdomain(value: str) -> list[str]:
     errs: list[str] = []
     if len(value) > 253:
         errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
+    if not _regex(_DNS1123_SUBDOMAIN_RE).match(value):
         errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
 
@@ -126,7 +135,7 @@ def is_qualified_name(value: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name) > _QNAME_MAX:
         errs.append(f"name part must be no more than {_QNAME_MAX} characters")
-    if not _QNAME_RE.match(name):
+    if not _regex(_QNAME_RE).match(name):
         errs.append(
             "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
@@ -138,7 +147,7 @@ def is_valid_label_value(value: str) -> list[str]:
     errs: list[str] = []
     if len(value) > _QNAME_MAX:
         errs.append(f"must be no more than {_QNAME_MAX} characters")
-    if not _LABEL_VALUE_RE.match(value):
+    if not _regex(_LABEL_VALUE_RE).match(value):
         errs.append(
             _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
         )
@@ -216,7 +225,7 @@ def _requirement_issues(req: NodeSelectorRequirement, path: str) -> list[FieldIs
                 )
             )
         for i, v in enumerate(values):
-            if not _INT64_RE.fullmatch(v) or not -(2**63) <= int(v) < 2**63:
+            if not _regex(_INT64_RE).fullmatch(v) or not -(2**63) <= int(v) < 2**63:
                 issues.append(
                     FieldIssue(
                         path=f"{values_path}[{i}]",

@@ -8,6 +8,7 @@ Filter enforces the pod's ``nodeSelector`` and required node affinity, plus the 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final
@@ -46,6 +47,14 @@ __all__ = [
     "NodeAffinity",
     "NodeAffinityArgs",
 ]
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    # Compiled on first use: compiling every validation pattern at import time was a large
+    # part of building a profile, and most profiles never validate what they match.
+    return re.compile(pattern)
+
 
 #: The pod's ``nodeSelector`` or required node affinity does not match the node.
 ERR_REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
@@ -91,9 +100,7 @@ def node_affinity_from_dict(data: object) -> NodeAffinitySpec:
     return affinity.node_affinity
 
 
-_PREFERENCE_IN_PATH: Final = re.compile(
-    re.escape(_PREFERRED_K8S) + r"(\[\d+\])\.preference(?=\.|$)"
-)
+_PREFERENCE_IN_PATH: Final = re.escape(_PREFERRED_K8S) + r"(\[\d+\])\.preference(?=\.|$)"
 
 
 def _relative(issue: FieldIssue) -> FieldIssue:
@@ -104,7 +111,7 @@ def _relative(issue: FieldIssue) -> FieldIssue:
         path = ""
     elif path.startswith(_POD_AFFINITY_PATH + "."):
         path = path[len(_POD_AFFINITY_PATH) + 1 :]
-    path = _PREFERENCE_IN_PATH.sub(lambda m: _PREFERRED_K8S + m.group(1), path)
+    path = _regex(_PREFERENCE_IN_PATH).sub(lambda m: _PREFERRED_K8S + m.group(1), path)
     return attrs.evolve(issue, path=path)
 
 

@@ -5,7 +5,7 @@ Port of upstream ``pkg/scheduler/framework/plugins/nodename/node_name.go``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Final
 
 from schedframe import framework as fw
@@ -26,6 +26,10 @@ def fits(pod: Pod, node_info: fw.NodeInfo) -> bool:
     return not wanted or wanted == node_info.name
 
 
+def _fits_any(node_info: fw.NodeInfo) -> fw.Status | None:
+    return None
+
+
 class NodeName(fw.FilterPlugin, fw.EnqueueExtensions):
     """Rejects every node but the one named in ``spec.nodeName``."""
 
@@ -40,6 +44,15 @@ class NodeName(fw.FilterPlugin, fw.EnqueueExtensions):
         if fits(pod, node_info):
             return None
         return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def prepare_filter(
+        self, state: fw.CycleState, pod: Pod
+    ) -> Callable[[fw.NodeInfo], fw.Status | None] | None:
+        """:meth:`filter` for this pod (the framework's per-pod fast path): a pod naming no
+        node fits every node."""
+        if pod.spec.node_name:
+            return None
+        return _fits_any
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """Only a new node (the named one appearing) can help; no hint is needed."""

@@ -12,8 +12,9 @@ in-place resize status resources; the pod's container requests are what count.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Final
 
 import attrs
@@ -22,7 +23,10 @@ from schedframe import errors
 from schedframe import framework as fw
 from schedframe.objects import Node, Pod, is_extended_resource_name, is_scalar_resource_name
 from schedframe_plugins import names
-from schedframe_plugins.noderesources.least_allocated import least_resource_scorer
+from schedframe_plugins.noderesources.least_allocated import (
+    least_allocated_cpu_memory_kernel,
+    least_resource_scorer,
+)
 from schedframe_plugins.noderesources.most_allocated import most_resource_scorer
 from schedframe_plugins.noderesources.requested_to_capacity_ratio import (
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -52,6 +56,14 @@ __all__ = [
     "fits",
     "fits_request",
 ]
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    # Compiled on first use: compiling every validation pattern at import time was a large
+    # part of building a profile, and most profiles never validate what they match.
+    return re.compile(pattern)
+
 
 NAME: Final = names.NODE_RESOURCES_FIT
 
@@ -233,14 +245,14 @@ def validate_function_shape(
 
 # Upstream apimachinery IsQualifiedName, as metav1validation.ValidateLabelName applies it.
 _QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE: Final = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_RE: Final = f"^{_QNAME_FMT}$"
 _QNAME_MSG: Final = (
     "must consist of alphanumeric characters, '-', '_' or '.', "
     "and must start and end with an alphanumeric character"
 )
 _DNS_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN_FMT: Final = _DNS_LABEL_FMT + "(\\." + _DNS_LABEL_FMT + ")*"
-_DNS_SUBDOMAIN_RE: Final = re.compile(f"^{_DNS_SUBDOMAIN_FMT}$")
+_DNS_SUBDOMAIN_RE: Final = f"^{_DNS_SUBDOMAIN_FMT}$"
 _DNS_SUBDOMAIN_MSG: Final = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
     "'-' or '.', and must start and end with an alphanumeric character"
@@ -264,7 +276,7 @@ def _qualified_name_errors(value: str) -> list[str]:
         else:
             if len(prefix) > 253:
                 found.append("prefix part must be no more than 253 characters")
-            if not _DNS_SUBDOMAIN_RE.match(prefix):
+            if not _regex(_DNS_SUBDOMAIN_RE).match(prefix):
                 found.append(
                     "prefix part "
                     + _regex_error(_DNS_SUBDOMAIN_MSG, _DNS_SUBDOMAIN_FMT, "example.com")
@@ -279,7 +291,7 @@ def _qualified_name_errors(value: str) -> list[str]:
         found.append("name part must be non-empty")
     elif len(name) > 63:
         found.append("name part must be no more than 63 characters")
-    if not _QNAME_RE.match(name):
+    if not _regex(_QNAME_RE).match(name):
         found.append(
             "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
@@ -425,6 +437,26 @@ def fits_request(
     return insufficient
 
 
+def _fits_plain(request: PodResourceRequest, node_info: fw.NodeInfo) -> bool:
+    """True when a request without scalar resources fits: :func:`fits_request` would find
+    nothing insufficient. (False does not mean it does not fit; ask fits_request.)"""
+    allocatable = node_info.allocatable
+    requested = node_info.requested
+    cpu = request.milli_cpu
+    memory = request.memory
+    storage = request.ephemeral_storage
+    return (
+        len(node_info.pods) < allocatable.get(_PODS, 0)
+        and (cpu <= 0 or cpu <= allocatable.get(_CPU, 0) - requested.get(_CPU, 0))
+        and (memory <= 0 or memory <= allocatable.get(_MEMORY, 0) - requested.get(_MEMORY, 0))
+        and (
+            storage <= 0
+            or storage
+            <= allocatable.get(_EPHEMERAL_STORAGE, 0) - requested.get(_EPHEMERAL_STORAGE, 0)
+        )
+    )
+
+
 def fits(pod: Pod, node_info: fw.NodeInfo) -> list[InsufficientResource]:
     """Upstream ``Fits``: :func:`fits_request` for ``pod``, nothing ignored."""
     return fits_request(compute_pod_resource_request(pod), node_info)
@@ -521,7 +553,14 @@ class Fit(
         self._ignored_resource_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
         self._scorer = ResourceAllocationScorer(
-            strategy.type, _build_scorer(strategy), strategy.resources
+            strategy.type,
+            _build_scorer(strategy),
+            strategy.resources,
+            cpu_memory_kernel=(
+                least_allocated_cpu_memory_kernel(strategy.resources)
+                if strategy.type == LEAST_ALLOCATED and len(strategy.resources) == 2
+                else None
+            ),
         )
 
     # -- PreFilter / Filter ------------------------------------------------------------------
@@ -540,6 +579,8 @@ class Fit(
             return fw.Status(
                 fw.Code.ERROR, f'error reading "{_PRE_FILTER.name}" from cycleState: not found'
             )
+        if not request.scalar and _fits_plain(request, node_info):
+            return None
         insufficient = fits_request(
             request, node_info, self._ignored_resources, self._ignored_resource_groups
         )
@@ -551,6 +592,41 @@ class Fit(
             else fw.Code.UNSCHEDULABLE
         )
         return fw.Status(code, *(r.reason for r in insufficient))
+
+    def prepare_filter(
+        self, state: fw.CycleState, pod: Pod
+    ) -> Callable[[fw.NodeInfo], fw.Status | None] | None:
+        """:meth:`filter` for this pod as a function of the node (the framework's per-pod
+        fast path): the common case, a pod asking for cpu, memory and ephemeral storage only
+        on a node with room for all, is answered inline; anything else takes :meth:`filter`.
+        """
+        request = state.get(_PRE_FILTER)
+        if request is None or request.scalar:
+            return None
+        cpu = request.milli_cpu
+        memory = request.memory
+        storage = request.ephemeral_storage
+        slow = self.filter
+
+        def fit_filter(node_info: fw.NodeInfo) -> fw.Status | None:
+            allocatable = node_info.allocatable
+            requested = node_info.requested
+            if (
+                len(node_info.pods) < allocatable.get(_PODS, 0)
+                and (cpu <= 0 or cpu <= allocatable.get(_CPU, 0) - requested.get(_CPU, 0))
+                and (
+                    memory <= 0 or memory <= allocatable.get(_MEMORY, 0) - requested.get(_MEMORY, 0)
+                )
+                and (
+                    storage <= 0
+                    or storage
+                    <= allocatable.get(_EPHEMERAL_STORAGE, 0) - requested.get(_EPHEMERAL_STORAGE, 0)
+                )
+            ):
+                return None
+            return slow(state, pod, node_info)
+
+        return fit_filter
 
     # -- PreScore / Score --------------------------------------------------------------------
 
@@ -567,6 +643,13 @@ class Fit(
         if requests is None:
             requests = self._scorer.pod_requests(pod)
         return self._scorer.score(node_info, requests)
+
+    def score_many(self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]) -> list[int]:
+        """:meth:`score` of every node, in order (the framework's batch form)."""
+        requests = state.get(_PRE_SCORE)
+        if requests is None:
+            requests = self._scorer.pod_requests(pod)
+        return self._scorer.score_many(nodes, requests)
 
     # -- EnqueueExtensions -------------------------------------------------------------------
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from schedframe import framework as fw
-from schedframe_plugins.noderesources.resource_allocation import ResourceSpec, Scorer
+from schedframe_plugins.noderesources.resource_allocation import (
+    CpuMemoryKernel,
+    ResourceSpec,
+    Scorer,
+)
 
-__all__ = ["least_requested_score", "least_resource_scorer"]
+__all__ = ["least_allocated_cpu_memory_kernel", "least_requested_score", "least_resource_scorer"]
 
 
 def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
@@ -44,3 +48,39 @@ def least_requested_score(requested: int, capacity: int) -> int:
     if capacity == 0 or requested > capacity:
         return 0
     return (capacity - requested) * fw.MAX_NODE_SCORE // capacity
+
+
+def least_allocated_cpu_memory_kernel(resources: Sequence[ResourceSpec]) -> CpuMemoryKernel:
+    """:func:`least_resource_scorer` for the resources ``(cpu, memory)``, over many nodes.
+
+    The same integer arithmetic, node for node, without building three lists per node.
+    """
+    w_cpu, w_memory = (r.weight for r in resources)
+    max_score = fw.MAX_NODE_SCORE
+
+    def kernel(
+        nodes: Sequence[fw.NodeInfo], cpu_request: int, memory_request: int, use_requested: bool
+    ) -> list[int]:
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            allocatable = ni.allocatable
+            base = ni.requested if use_requested else ni.non_zero_requested
+            node_score = 0
+            weight_sum = 0
+            capacity = allocatable.get("cpu", 0)
+            if capacity != 0:
+                requested = base.get("cpu", 0) + cpu_request
+                if requested <= capacity:
+                    node_score += (capacity - requested) * max_score // capacity * w_cpu
+                weight_sum += w_cpu
+            capacity = allocatable.get("memory", 0)
+            if capacity != 0:
+                requested = base.get("memory", 0) + memory_request
+                if requested <= capacity:
+                    node_score += (capacity - requested) * max_score // capacity * w_memory
+                weight_sum += w_memory
+            append(node_score // weight_sum if weight_sum != 0 else 0)
+        return out
+
+    return kernel

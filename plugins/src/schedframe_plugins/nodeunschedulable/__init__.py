@@ -5,7 +5,7 @@ Port of upstream ``pkg/scheduler/framework/plugins/nodeunschedulable/node_unsche
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Final
 
 from schedframe import framework as fw
@@ -35,6 +35,10 @@ def _as(obj: object, kind: type) -> object:
     return obj
 
 
+def _fits_any(node_info: fw.NodeInfo) -> fw.Status | None:
+    return None
+
+
 class NodeUnschedulable(fw.FilterPlugin, fw.EnqueueExtensions):
     """Rejects cordoned nodes unless the pod tolerates ``node.kubernetes.io/unschedulable``."""
 
@@ -52,6 +56,22 @@ class NodeUnschedulable(fw.FilterPlugin, fw.EnqueueExtensions):
         if _tolerates_unschedulable(pod):
             return None
         return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def prepare_filter(
+        self, state: fw.CycleState, pod: Pod
+    ) -> Callable[[fw.NodeInfo], fw.Status | None] | None:
+        """:meth:`filter` for this pod (the framework's per-pod fast path): the pod's
+        tolerations are looked at once."""
+        if _tolerates_unschedulable(pod):
+            return _fits_any
+
+        def unschedulable_filter(node_info: fw.NodeInfo) -> fw.Status | None:
+            node = node_info.node
+            if node is None or not node.spec.unschedulable:
+                return None
+            return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+        return unschedulable_filter
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """An uncordoned or new schedulable node, or a new toleration on the pod itself."""

@@ -7,7 +7,7 @@ counts (the "critical paths"); Filter then only looks up the node's domain count
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from schedframe import framework as fw
@@ -15,6 +15,7 @@ from schedframe.objects import Node, Pod
 from schedframe_plugins import names
 from schedframe_plugins.nodeaffinity import RequiredNodeAffinity
 from schedframe_plugins.podtopologyspread.common import (
+    NODE_INCLUSION_POLICY_HONOR,
     SpreadConstraint,
     count_pods_match_selector,
     node_labels_match_spread_constraints,
@@ -147,6 +148,22 @@ def cal_pre_filter_state(
     required = RequiredNodeAffinity(pod)
     counts: list[dict[str, int]] = [{} for _ in constraints]
     namespace = pod.namespace
+    # Per constraint, once: the counts to add to, and whether the inclusion policies can
+    # exclude a node at all (not when neither is Honor, or Honor has nothing to check).
+    per_constraint = [
+        (
+            c,
+            counts[i],
+            c.topology_key,
+            c.selector,
+            (
+                c.node_affinity_policy == NODE_INCLUSION_POLICY_HONOR
+                and not required.matches_every_node
+            )
+            or c.node_taints_policy == NODE_INCLUSION_POLICY_HONOR,
+        )
+        for i, c in enumerate(constraints)
+    ]
     for info in all_nodes:
         node = info.node
         if node is None:
@@ -155,12 +172,12 @@ def cal_pre_filter_state(
         # The node must carry every constraint's topology key to take part at all.
         if not node_labels_match_spread_constraints(labels, constraints):
             continue
-        for i, c in enumerate(constraints):
-            if not c.match_node_inclusion_policies(pod, node, required):
+        pods = info.pods
+        for c, m, topology_key, selector, check_policies in per_constraint:
+            if check_policies and not c.match_node_inclusion_policies(pod, node, required):
                 continue
-            value = labels[c.topology_key]
-            count = count_pods_match_selector(info.pods, c.selector, namespace)
-            m = counts[i]
+            value = labels[topology_key]
+            count = count_pods_match_selector(pods, selector, namespace) if pods else 0
             m[value] = m.get(value, 0) + count
     paths: list[CriticalPaths] = []
     for m in counts:
@@ -218,3 +235,31 @@ def filter_node(s: PreFilterState, node: Node) -> fw.Status | None:
         if skew > c.max_skew:
             return fw.Status(fw.Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
     return None
+
+
+def node_filter(s: PreFilterState) -> Callable[[Node], fw.Status | None]:
+    """:func:`filter_node` for a fixed state, with each constraint's per-pod part (its
+    counts, self-match and global minimum) worked out once."""
+    checks = tuple(
+        (
+            c.topology_key,
+            s.tp_value_to_match_num[i],
+            s.self_match[i] - s.min_match_num(i, c.min_domains),
+            c.max_skew,
+        )
+        for i, c in enumerate(s.constraints)
+    )
+
+    def check(node: Node) -> fw.Status | None:
+        labels = node.metadata.labels
+        for topology_key, counts, offset, max_skew in checks:
+            value = labels.get(topology_key)
+            if value is None:
+                return fw.Status(
+                    fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH
+                )
+            if counts.get(value, 0) + offset > max_skew:
+                return fw.Status(fw.Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    return check

@@ -6,7 +6,7 @@ Spreads pods matching a constraint's selector evenly across topology domains: ha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Final
 
 import attrs
@@ -39,6 +39,7 @@ from schedframe_plugins.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     cal_pre_filter_state,
     filter_node,
+    node_filter,
     not_found,
     update_with_pod,
 )
@@ -350,6 +351,25 @@ class PodTopologySpread(
         if s is None:
             return fw.Status.from_error(not_found(PRE_FILTER_STATE_KEY))
         return filter_node(s, node)
+
+    def prepare_filter(
+        self, state: fw.CycleState, pod: Pod
+    ) -> Callable[[fw.NodeInfo], fw.Status | None] | None:
+        """:meth:`filter` for this pod (the framework's per-pod fast path): PreFilter's state
+        is read once and each constraint's global minimum worked out once."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        check = node_filter(s)
+        slow = self.filter
+
+        def spread_filter(node_info: fw.NodeInfo) -> fw.Status | None:
+            node = node_info.node
+            if node is None:
+                return slow(state, pod, node_info)
+            return check(node)
+
+        return spread_filter
 
     # -- PreScore / Score -----------------------------------------------------------------------
 

@@ -182,6 +182,21 @@ class TaintToleration(
             return None
         return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_taint_reason(taint))
 
+    def prepare_filter(
+        self, state: fw.CycleState, pod: Pod
+    ) -> Callable[[fw.NodeInfo], fw.Status | None] | None:
+        """:meth:`filter` for this pod (the framework's per-pod fast path): an untainted node
+        is answered inline."""
+        slow = self.filter
+
+        def taint_filter(node_info: fw.NodeInfo) -> fw.Status | None:
+            node = node_info.node
+            if node is not None and not node.spec.taints:
+                return None
+            return slow(state, pod, node_info)
+
+        return taint_filter
+
     # -- Score ----------------------------------------------------------------------------------
 
     def pre_score(
@@ -209,6 +224,29 @@ class TaintToleration(
             if not tolerations_tolerate_taint(tolerations, taint):
                 count += 1
         return count
+
+    def score_many(self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]) -> list[int]:
+        """:meth:`score` of every node, in order (the framework's batch form)."""
+        s = state.get(_PRE_SCORE_KEY)
+        if s is None or any(ni.node is None for ni in nodes):
+            score = self.score
+            return [score(state, pod, ni) for ni in nodes]
+        tolerations = s.tolerations_prefer_no_schedule
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            taints = ni.node.spec.taints  # type: ignore[union-attr]
+            if not taints:
+                append(0)
+                continue
+            count = 0
+            for taint in taints:
+                if taint.effect != _PREFER_NO_SCHEDULE:
+                    continue
+                if not tolerations_tolerate_taint(tolerations, taint):
+                    count += 1
+            append(count)
+        return out
 
     def normalize_score(
         self, state: fw.CycleState, pod: Pod, scores: fw.NodeScoreList
