@@ -158,6 +158,10 @@ class Nominator(Protocol):
         """The pods nominated to ``node_name``, in nomination order."""
         ...
 
+    def nominated_node_names(self) -> frozenset[str]:
+        """The nodes that have at least one nominated pod (read once per scheduling cycle)."""
+        ...
+
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
         """Nominate ``pod_info`` to ``node_name`` (replacing an earlier nomination)."""
         ...

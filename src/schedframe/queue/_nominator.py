@@ -65,6 +65,10 @@ class Nominator:
         if not pods:
             self._by_node.pop(node_name, None)
 
+    def node_names(self) -> frozenset[str]:
+        """Nodes with at least one nominated pod."""
+        return frozenset(node for node, pods in self._by_node.items() if pods)
+
     def pods_for_node(self, node_name: str) -> list[PodInfo]:
         """The pods nominated to ``node_name``, in nomination order (a new list)."""
         return list(self._by_node.get(node_name, ()))

@@ -800,6 +800,11 @@ class SchedulingQueue:
         with self._lock:
             self._nominator.delete(pod)
 
+    def nominated_node_names(self) -> frozenset[str]:
+        """Nodes with at least one nominated pod (the scheduling cycle reads it once per pod)."""
+        with self._lock:
+            return self._nominator.node_names()
+
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to the node, each in the queue's latest version (upstream
         ``NominatedPodsForNode``)."""

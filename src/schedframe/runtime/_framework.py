@@ -296,6 +296,9 @@ class _SimpleNominator:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._by_node.get(node_name, ()))
 
+    def nominated_node_names(self) -> frozenset[str]:
+        return frozenset(node for node, pods in self._by_node.items() if pods)
+
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
         self.delete_nominated_pod_if_exists(pod_info.pod)
         self._by_node.setdefault(node_name, []).append(pod_info)
@@ -973,13 +976,14 @@ class Framework:
                 fn = functools.partial(filter_fn, state, pod)
             active.append((name, fn))
         filters = tuple(active)
-        nominated_pods_for_node = self._nominator.nominated_pods_for_node
+        # Read once per pod, not under the queue's lock once per node.
+        nominated_nodes = self._nominator.nominated_node_names()
         general = self.run_filter_plugins_with_nominated_pods
         success = Code.SUCCESS
 
         def run(node_info: NodeInfo) -> Status | None:
             node = node_info.node
-            if node and nominated_pods_for_node(node.metadata.name):
+            if node and nominated_nodes and node.metadata.name in nominated_nodes:
                 return general(state, pod, node_info)
             for name, fn in filters:
                 try:

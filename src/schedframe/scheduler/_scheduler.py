@@ -110,6 +110,11 @@ class _QueueNominator:
             return []
         return self.queue.nominated_pods_for_node(node_name)
 
+    def nominated_node_names(self) -> frozenset[str]:
+        if self.queue is None:
+            return frozenset()
+        return self.queue.nominated_node_names()
+
     def add_nominated_pod(self, pod_info: fw.PodInfo, node_name: str) -> None:
         self._q().add_nominated_pod(pod_info, node_name)
 

@@ -962,3 +962,14 @@ def test_handle_without_backend_fails_writes_loudly() -> None:
 
     with pytest.raises(BackendError, match="no cluster backend"):
         Framework().binder.bind(make_pod(), "n1")
+
+
+def test_filter_function_takes_the_nominated_path_only_on_nominated_nodes() -> None:
+    plugin = CountFilter(limit=1)
+    fwk = framework_with(plugin)
+    fwk.nominator.add_nominated_pod(fw.PodInfo(make_pod("high", priority=10)), "n2")
+    assert fwk.nominator.nominated_node_names() == frozenset({"n2"})
+    run = fwk.filter_function(CycleState(), make_pod("p", 5))
+    lister = fwk.snapshot_shared_lister()
+    assert run(lister.get("n1")) is None
+    assert run(lister.get("n2")) == Status(Code.UNSCHEDULABLE, "Too many pods", plugin="Count")
