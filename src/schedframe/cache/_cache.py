@@ -308,6 +308,7 @@ class Cache:
                 # Keep the object: the node list and side lists point at it.
                 for slot in _NODE_INFO_SLOTS:
                     setattr(existing, slot, getattr(clone, slot))
+                snapshot.node_changed(name)
             if self._nodes:
                 snapshot.generation = next(reversed(self._nodes.values())).generation
                 self._snapshot_generation = max(self._snapshot_generation, snapshot.generation)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from schedframe.framework import ImageStateSummary, NodeInfo, PodInfo, normalized_image_name
+from schedframe.framework import (
+    ImageStateSummary,
+    NodeColumns,
+    NodeInfo,
+    PodInfo,
+    normalized_image_name,
+)
 from schedframe.objects import Node, Pod
 
 __all__ = ["Snapshot"]
@@ -21,6 +27,8 @@ class Snapshot:
 
     __slots__ = (
         "_by_name",
+        "_changed",
+        "_columns",
         "_have_affinity",
         "_have_required_anti_affinity",
         "_node_list",
@@ -42,6 +50,9 @@ class Snapshot:
         self._tree_version = -1
         #: The newest NodeInfo generation copied in; the cache copies only newer ones.
         self.generation = 0
+        # Columnar view (built on first use) and the nodes changed since it was refreshed.
+        self._columns: NodeColumns | None = None
+        self._changed: set[str] = set()
 
     @classmethod
     def from_objects(cls, nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> Snapshot:
@@ -129,6 +140,28 @@ class Snapshot:
     def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]:
         """Nodes with at least one pod that has required anti-affinity."""
         return self._have_required_anti_affinity
+
+    def columns(self) -> NodeColumns:
+        """The nodes as NumPy columns (:class:`schedframe.framework.NodeColumns`), row ``i``
+        being ``list()[i]``.
+
+        Built on first use (NumPy is imported then) and refreshed row by row for the nodes the
+        cache copied in since; a new node list means new columns. NodeInfos in a snapshot are
+        read-only for everyone but the cache, which reports what it changes.
+        """
+        columns = self._columns
+        if columns is None or columns.infos is not self._node_list:
+            columns = self._columns = NodeColumns(self._node_list)
+            self._changed.clear()
+        elif self._changed:
+            index = columns.index
+            columns.refresh([index[name] for name in self._changed if name in index])
+            self._changed.clear()
+        return columns
+
+    def node_changed(self, name: str) -> None:
+        """Tell the snapshot that the NodeInfo of ``name`` was updated in place."""
+        self._changed.add(name)
 
     def num_nodes(self) -> int:
         """How many nodes the snapshot holds."""

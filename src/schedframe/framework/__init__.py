@@ -14,6 +14,14 @@ Plugin authors import from here, never from the private modules::
 
 from __future__ import annotations
 
+from schedframe.framework._columns import (
+    EXACT_LIMIT,
+    FILTER_CHECK,
+    FILTER_PASS,
+    FILTER_REJECT,
+    LabelColumn,
+    NodeColumns,
+)
 from schedframe.framework._cycle_state import CycleState, StateKey
 from schedframe.framework._events import (
     ActionType,
@@ -76,6 +84,10 @@ from schedframe.framework._types import (
 )
 
 __all__ = [
+    "EXACT_LIMIT",
+    "FILTER_CHECK",
+    "FILTER_PASS",
+    "FILTER_REJECT",
     "MAX_NODE_SCORE",
     "MAX_TOTAL_SCORE",
     "MIN_NODE_SCORE",
@@ -96,7 +108,9 @@ __all__ = [
     "FitError",
     "Handle",
     "HostPortInfo",
+    "LabelColumn",
     "ImageStateSummary",
+    "NodeColumns",
     "NodeInfo",
     "NodeInfoLister",
     "NodeScoreList",

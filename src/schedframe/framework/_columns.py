@@ -1,0 +1,249 @@
+"""Columnar node data: the snapshot's nodes as NumPy arrays, for batch plugins.
+
+A :class:`NodeColumns` is built by :meth:`schedframe.cache.Snapshot.columns` and kept up to
+date row by row as the cache copies changed NodeInfos into the snapshot, so a scheduling cycle
+pays for the few nodes that changed, not for every node. Row ``i`` describes
+``snapshot.list()[i]``.
+
+Batch plugins (``filter_batch``, ``score_batch``, ``normalize_batch``; see
+:doc:`/explanation/performance`) read these arrays instead of calling their per-node method on
+thousands of NodeInfos. They must give exactly the per-node answers; when the arrays cannot
+(for instance :attr:`NodeColumns.exact` is false) they return ``None`` and the framework uses
+the per-node path.
+
+NumPy is imported when the first columns are built, never by ``import schedframe``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from schedframe.framework._types import NodeInfo
+
+    IntArray = npt.NDArray[np.int64]
+    BoolArray = npt.NDArray[np.bool_]
+    CodeArray = npt.NDArray[np.int32]
+    VerdictArray = npt.NDArray[np.int8]
+else:
+    IntArray = BoolArray = CodeArray = VerdictArray = Any
+
+__all__ = [
+    "FILTER_CHECK",
+    "FILTER_PASS",
+    "FILTER_REJECT",
+    "EXACT_LIMIT",
+    "LabelColumn",
+    "NodeColumns",
+]
+
+#: Batch filter verdict: the plugin's ``filter`` would pass the node.
+FILTER_PASS: Final = 0
+#: Batch filter verdict: undecided here; the framework calls the plugin's ``filter`` on the node.
+FILTER_CHECK: Final = 1
+#: Batch filter verdict: the plugin's ``filter`` would reject the node (Unschedulable or
+#: UnschedulableAndUnresolvable). The per-node path still writes the status when one is needed.
+FILTER_REJECT: Final = 2
+
+#: Integer columns are exact while every value lies strictly within this bound: float64 then
+#: holds them without rounding and ``value * 100`` cannot overflow int64.
+EXACT_LIMIT: Final = 2**53
+
+_INT_FIELDS: Final = (
+    "allocatable_cpu",
+    "allocatable_memory",
+    "allocatable_ephemeral_storage",
+    "allocatable_pods",
+    "requested_cpu",
+    "requested_memory",
+    "requested_ephemeral_storage",
+    "non_zero_requested_cpu",
+    "non_zero_requested_memory",
+    "num_pods",
+)
+_BOOL_FIELDS: Final = (
+    "unschedulable",
+    "hard_taints",
+    "prefer_no_schedule_taints",
+    "used_ports",
+    "images",
+)
+
+
+def _row(info: NodeInfo) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    allocatable = info.allocatable
+    requested = info.requested
+    non_zero = info.non_zero_requested
+    ints = (
+        allocatable.get("cpu", 0),
+        allocatable.get("memory", 0),
+        allocatable.get("ephemeral-storage", 0),
+        allocatable.get("pods", 0),
+        requested.get("cpu", 0),
+        requested.get("memory", 0),
+        requested.get("ephemeral-storage", 0),
+        non_zero.get("cpu", 0),
+        non_zero.get("memory", 0),
+        len(info.pods),
+    )
+    node = info.node
+    hard = prefer = unschedulable = False
+    if node is not None:
+        unschedulable = bool(node.spec.unschedulable)
+        for taint in node.spec.taints:
+            if taint.effect == "PreferNoSchedule":
+                prefer = True
+            elif taint.effect in ("NoSchedule", "NoExecute"):
+                hard = True
+    bools = (unschedulable, hard, prefer, bool(info.used_ports), bool(info.image_states))
+    return ints, bools
+
+
+def _label(info: NodeInfo, key: str) -> str | None:
+    node = info.node
+    if node is None:
+        return None
+    return node.metadata.labels.get(key)
+
+
+class LabelColumn:
+    """One label key over every row: an integer code per row (``-1`` where the node lacks the
+    label) and the distinct values, ``values[code]``.
+
+    Attributes:
+        codes: int32 array, one code per row.
+        values: the distinct values seen, indexed by code (values stay once seen, even when no
+            node has them any more).
+        code_of: value -> code.
+    """
+
+    __slots__ = ("code_of", "codes", "key", "values")
+
+    def __init__(self, key: str, infos: Sequence[NodeInfo]) -> None:
+        import numpy as np
+
+        self.key = key
+        self.values: list[str] = []
+        self.code_of: dict[str, int] = {}
+        self.codes: CodeArray = np.fromiter(
+            (self._code(_label(info, key)) for info in infos), dtype=np.int32, count=len(infos)
+        )
+
+    def _code(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        code = self.code_of.get(value)
+        if code is None:
+            code = len(self.values)
+            self.code_of[value] = code
+            self.values.append(value)
+        return code
+
+    def update(self, row: int, info: NodeInfo) -> None:
+        self.codes[row] = self._code(_label(info, self.key))
+
+
+class NodeColumns:
+    """The snapshot's nodes, one row each, as NumPy arrays (see the module docstring).
+
+    Integer arrays (``int64``): ``allocatable_cpu`` (millicores), ``allocatable_memory``,
+    ``allocatable_ephemeral_storage``, ``allocatable_pods``, ``requested_cpu``,
+    ``requested_memory``, ``requested_ephemeral_storage``, ``non_zero_requested_cpu``,
+    ``non_zero_requested_memory``, ``num_pods`` (pods on the node, assumed ones included).
+
+    Boolean arrays: ``unschedulable`` (``spec.unschedulable``), ``hard_taints`` (a NoSchedule
+    or NoExecute taint), ``prefer_no_schedule_taints``, ``used_ports`` (a host port is taken),
+    ``images`` (the node reports images).
+
+    Attributes:
+        infos: the NodeInfos, row by row (the snapshot's own list).
+        names: node names, row by row.
+        index: node name -> row.
+        size: the number of rows.
+        exact: every integer lies within ``±EXACT_LIMIT``; batch plugins doing arithmetic
+            return ``None`` otherwise, and the per-node path (Python integers) answers.
+    """
+
+    allocatable_cpu: IntArray
+    allocatable_memory: IntArray
+    allocatable_ephemeral_storage: IntArray
+    allocatable_pods: IntArray
+    requested_cpu: IntArray
+    requested_memory: IntArray
+    requested_ephemeral_storage: IntArray
+    non_zero_requested_cpu: IntArray
+    non_zero_requested_memory: IntArray
+    num_pods: IntArray
+    unschedulable: BoolArray
+    hard_taints: BoolArray
+    prefer_no_schedule_taints: BoolArray
+    used_ports: BoolArray
+    images: BoolArray
+
+    def __init__(self, infos: Sequence[NodeInfo]) -> None:
+        import numpy as np
+
+        self.infos: Sequence[NodeInfo] = infos
+        self.names: list[str] = [info.name for info in infos]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.size = len(infos)
+        self._generations: list[int] = [info.generation for info in infos]
+        self._nodes: list[object] = [info.node for info in infos]
+        self._labels: dict[str, LabelColumn] = {}
+        self._inexact_rows: set[int] = set()
+        rows = [_row(info) for info in infos]
+        n = len(rows)
+        for j, field in enumerate(_INT_FIELDS):
+            values = [r[0][j] for r in rows]
+            if any(not -EXACT_LIMIT < v < EXACT_LIMIT for v in values):
+                self._inexact_rows.update(
+                    i for i, v in enumerate(values) if not -EXACT_LIMIT < v < EXACT_LIMIT
+                )
+                values = [v if -EXACT_LIMIT < v < EXACT_LIMIT else 0 for v in values]
+            setattr(self, field, np.array(values, dtype=np.int64).reshape(n))
+        for j, field in enumerate(_BOOL_FIELDS):
+            setattr(self, field, np.array([r[1][j] for r in rows], dtype=np.bool_).reshape(n))
+
+    @property
+    def exact(self) -> bool:
+        """Whether every integer column holds its true value (see :data:`EXACT_LIMIT`)."""
+        return not self._inexact_rows
+
+    def labels(self, key: str) -> LabelColumn:
+        """The :class:`LabelColumn` of ``key``, built on first use and kept up to date."""
+        column = self._labels.get(key)
+        if column is None:
+            column = self._labels[key] = LabelColumn(key, self.infos)
+        return column
+
+    def refresh(self, rows: Sequence[int]) -> None:
+        """Re-read ``rows`` from their NodeInfos (the snapshot calls this after the cache
+        copied changed nodes in). Rows whose generation did not move are skipped."""
+        infos = self.infos
+        generations = self._generations
+        for row in rows:
+            info = infos[row]
+            if generations[row] == info.generation:
+                continue
+            generations[row] = info.generation
+            ints, bools = _row(info)
+            inexact = False
+            for field, value in zip(_INT_FIELDS, ints, strict=True):
+                if not -EXACT_LIMIT < value < EXACT_LIMIT:
+                    inexact = True
+                    value = 0
+                getattr(self, field)[row] = value
+            if inexact:
+                self._inexact_rows.add(row)
+            else:
+                self._inexact_rows.discard(row)
+            for field, flag in zip(_BOOL_FIELDS, bools, strict=True):
+                getattr(self, field)[row] = flag
+            if info.node is not self._nodes[row]:
+                self._nodes[row] = info.node
+                for column in self._labels.values():
+                    column.update(row, info)
