@@ -31,10 +31,17 @@ from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from schedframe.cache import Snapshot
     from schedframe.config import PluginSet, Profile
     from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
     from schedframe.runtime._registry import Registry
+
+    VerdictArray = npt.NDArray[np.int8]
+    IntArray = npt.NDArray[np.int64]
+    RowArray = npt.NDArray[np.intp]
 
 __all__ = [
     "EXTENSION_POINTS",
@@ -665,6 +672,18 @@ class Framework:
         self._prepare_filters = tuple(
             (p.name, p.filter, _optional_method(p, "prepare_filter")) for p in self.filter_plugins
         )
+        # Optional batch forms over the snapshot's columns (see ``filter_batch``).
+        self._batch_filters = tuple(
+            (p.name, _optional_method(p, "filter_batch")) for p in self.filter_plugins
+        )
+        self._batch_scores = tuple(
+            (
+                p.name,
+                _optional_method(p, "score_batch"),
+                _optional_method(p, "normalize_batch"),
+            )
+            for p in self.score_plugins
+        )
 
     def close(self) -> None:
         """Close every plugin that has a ``close()`` method; failures are logged, not raised."""
@@ -997,6 +1016,119 @@ class Framework:
             return None
 
         return run
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> VerdictArray | None:
+        """Filter over every node of ``columns`` at once: a verdict per row.
+
+        Each Filter plugin PreFilter did not skip gives its batch verdicts (an optional
+        ``filter_batch(state, pod, columns)``; see :class:`schedframe.framework.NodeColumns`);
+        a node's verdict is the first one, in plugin order, that is not ``FILTER_PASS``, as
+        the per-node run stops at the first plugin that does not pass. A plugin without a batch
+        form, or declining this pod, leaves ``FILTER_CHECK`` on the nodes still passing. The
+        caller runs :meth:`filter_function` on ``FILTER_CHECK`` nodes and, when it needs the
+        statuses of rejected nodes, on those too.
+
+        Returns ``None`` when no plugin decided anything (the per-node path is then as fast).
+        """
+        import numpy as np
+
+        skip = state.skip_filter_plugins
+        size = columns.size
+        verdicts: VerdictArray | None = None
+        for name, batch in self._batch_filters:
+            if skip and name in skip:
+                continue
+            result = None
+            if batch is not None:
+                try:
+                    result = batch(state, pod, columns)
+                except Exception:  # the plugin's filter reports it, node by node
+                    result = None
+                if result is not None and (
+                    getattr(result, "shape", None) != (size,)
+                    or getattr(result, "dtype", None) != np.int8
+                ):
+                    result = None
+            if verdicts is None:
+                if result is None:
+                    return None
+                verdicts = result.copy()
+            elif result is None:
+                verdicts[verdicts == fw.FILTER_PASS] = fw.FILTER_CHECK
+            else:
+                np.copyto(verdicts, result, where=verdicts == fw.FILTER_PASS)
+        if verdicts is None:  # no Filter plugin left after PreFilter's skips
+            verdicts = np.zeros(size, dtype=np.int8)
+        # Nodes with nominated pods are filtered with those pods counted: the per-node path.
+        # (A rejection without them stands: both runs must pass.)
+        nominated = self._nominator.nominated_node_names()
+        if nominated:
+            index = columns.index
+            for node_name in nominated:
+                row = index.get(node_name)
+                if row is not None and verdicts[row] == fw.FILTER_PASS:
+                    verdicts[row] = fw.FILTER_CHECK
+        return verdicts
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray
+    ) -> IntArray | None:
+        """Score, NormalizeScore and weights over ``rows`` of ``columns``: the weighted totals.
+
+        Equal to the totals of :meth:`run_score_plugins` on the same nodes. A plugin's batch
+        forms (optional ``score_batch(state, pod, columns, rows)`` and
+        ``normalize_batch(state, pod, scores)``) are used when it has them, its per-node
+        methods otherwise. Returns ``None`` whenever anything is out of the ordinary (a plugin
+        raising or failing, a score out of range, a value beyond int64), so that
+        :meth:`run_score_plugins` reports it with its usual message.
+        """
+        import numpy as np
+
+        started = time.perf_counter()
+        try:
+            skip = state.skip_score_plugins
+            totals = np.zeros(len(rows), dtype=np.int64)
+            nodes: list[NodeInfo] | None = None
+            for (name, score_fn, normalize_fn, weight, score_many), (_, batch, norm_batch) in zip(
+                self._score_fns, self._batch_scores, strict=True
+            ):
+                if skip and name in skip:
+                    continue
+                try:
+                    scores = batch(state, pod, columns, rows) if batch is not None else None
+                    if scores is None or getattr(scores, "shape", None) != (len(rows),):
+                        if nodes is None:
+                            infos = columns.infos
+                            nodes = [infos[r] for r in rows.tolist()]
+                        listed = score_many(state, pod, nodes) if score_many is not None else None
+                        if listed is None:
+                            listed = [score_fn(state, pod, ni) for ni in nodes]
+                        scores = np.array(listed, dtype=np.int64)
+                    if normalize_fn is not None:
+                        normalized = (
+                            norm_batch(state, pod, scores) if norm_batch is not None else None
+                        )
+                        if normalized is None or getattr(normalized, "shape", None) != (len(rows),):
+                            nsl = fw.NodeScoreList(
+                                [columns.names[r] for r in rows.tolist()], scores.tolist()
+                            )
+                            status = normalize_fn(state, pod, nsl)
+                            if status is not None and not status.is_success():
+                                return None
+                            normalized = np.array(nsl.scores, dtype=np.int64)
+                        scores = normalized
+                except Exception:
+                    return None
+                if len(scores) and (
+                    scores.min() < fw.MIN_NODE_SCORE or scores.max() > fw.MAX_NODE_SCORE
+                ):
+                    return None
+                totals += scores * weight
+            return totals
+        finally:
+            state.durations["Score"] = time.perf_counter() - started
 
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, node_to_status: fw.NodeToStatus

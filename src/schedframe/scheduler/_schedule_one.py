@@ -39,10 +39,16 @@ from schedframe.framework import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from schedframe.cache import Snapshot
     from schedframe.objects import Pod
     from schedframe.runtime import Framework
     from schedframe.scheduler._scheduler import Scheduler
+
+    IntArray = npt.NDArray[np.int64]
+    RowArray = npt.NDArray[np.intp]
 
 __all__ = [
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
@@ -174,21 +180,40 @@ def select_host(
 ) -> tuple[str, list[NodeScore]]:
     """The best scored node, ties broken at random, and the ``count`` best nodes.
 
-    Upstream (master) orders the nodes in a heap by ``(TotalScore, Randomizer)`` and pops the
-    top; each node's randomizer here is drawn from the injected ``rng`` (one draw per node, in
-    node order), so the pick among equal totals is uniform and reproducible with a seed.
-    The report lists the ``count`` best ``(name, total)`` in heap pop order (upstream 1.2x-1.34
-    ``numberOfHighestScoredNodesToReport``).
+    Upstream picks uniformly among the nodes sharing the highest total (a heap keyed on
+    ``(TotalScore, Randomizer)``); here one draw from the injected ``rng`` picks among them, in
+    node order, so the pick is uniform and reproducible with a seed (no draw for a single best
+    node). The report lists the pick first, then the next best ``(name, total)`` by total and,
+    among equal totals, node order (upstream 1.2x-1.34 ``numberOfHighestScoredNodesToReport``).
 
     Raises:
         ValueError: no nodes were given (upstream: ``empty priorityList``).
     """
     if not names:
         raise ValueError("empty priorityList")
-    keyed = [(totals[i], rng.getrandbits(62), i) for i in range(len(names))]
-    top = heapq.nlargest(max(count, 1), keyed)
-    best = names[top[0][2]]
-    return best, [NodeScore(names[i], total) for total, _, i in top[:count]]
+    best_total = max(totals)
+    ties = [i for i, total in enumerate(totals) if total == best_total]
+    pick = ties[rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
+    top = [pick]
+    if count > 1:
+        ranked = heapq.nlargest(count, range(len(totals)), key=totals.__getitem__)
+        top.extend(i for i in ranked if i != pick)
+    return names[pick], [NodeScore(names[i], totals[i]) for i in top[:count]]
+
+
+def _select_row(totals: IntArray, rng: random.Random, count: int) -> tuple[int, list[int]]:
+    """:func:`select_host` over a NumPy array of totals: the picked index and the reported ones
+    (the same draws and the same answer as :func:`select_host` on ``totals.tolist()``)."""
+    import numpy as np
+
+    ties = np.flatnonzero(totals == totals.max())
+    pick = int(ties[rng.randrange(len(ties))]) if len(ties) > 1 else int(ties[0])
+    top = [pick]
+    if count > 1:
+        # Stable sort on -total: equal totals keep node order, as heapq.nlargest does.
+        ranked = np.argsort(-totals, kind="stable")[:count].tolist()
+        top.extend(i for i in ranked if i != pick)
+    return pick, top[:count]
 
 
 def add_plugin_status(diagnosis: Diagnosis, status: Status) -> None:
@@ -221,6 +246,19 @@ def _go_list(items: Sequence[str]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+@attrs.define
+class _Found:
+    """What filtering found: the feasible nodes, the diagnosis and how many nodes were
+    evaluated; ``rows`` and ``columns`` when the batch path found them (rows of the feasible
+    nodes in the snapshot's columns)."""
+
+    feasible: list[NodeInfo]
+    diagnosis: Diagnosis
+    evaluated: int
+    rows: RowArray | None = None
+    columns: fw.NodeColumns | None = None
+
+
 class Algorithm:
     """``schedulePod``: find the feasible nodes, score them, pick one.
 
@@ -242,12 +280,17 @@ class Algorithm:
         *,
         percentage_of_nodes_to_score: int | None = 0,
         update_snapshot: Callable[[Snapshot], object] | None = None,
+        batch: bool = True,
     ) -> None:
         self.snapshot = snapshot
         self.rng = rng
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.update_snapshot = update_snapshot
         self.next_start_node_index = 0
+        #: Filter and score over the snapshot's NumPy columns where plugins allow it (the
+        #: batch path); ``False`` runs every node through the per-node path. Both give the
+        #: same placements, the same rotation and the same messages.
+        self.batch = batch
 
     def num_feasible_nodes_to_find(self, profile_percentage: int | None, num_all_nodes: int) -> int:
         """:func:`num_feasible_nodes_to_find` with this scheduler's global percentage."""
@@ -269,30 +312,55 @@ class Algorithm:
         if num_nodes == 0:
             raise NoNodesAvailableError()
 
-        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod)
+        found = self._find_nodes(fwk, state, pod)
+        feasible = found.feasible
         if not feasible:
-            raise FitError(pod, num_nodes, diagnosis)
+            raise FitError(pod, num_nodes, found.diagnosis)
 
         if len(feasible) == 1:
             return ScheduleResult(
                 suggested_host=feasible[0].name,
-                evaluated_nodes=1 + len(diagnosis.node_to_status),
+                evaluated_nodes=found.evaluated,
                 feasible_nodes=1,
             )
 
-        names, totals = self.prioritize_nodes(fwk, state, pod, feasible)
-        host, top = select_host(names, totals, self.rng)
+        if found.rows is not None and found.columns is not None and fwk.has_score_plugins():
+            status = fwk.run_pre_score_plugins(state, pod, feasible)
+            if status is not None and not status.is_success():
+                raise SchedulingStatusError(status)
+            totals = fwk.score_batch(state, pod, found.columns, found.rows)
+            if totals is not None:
+                pick, top = _select_row(totals, self.rng, NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT)
+                return ScheduleResult(
+                    suggested_host=feasible[pick].name,
+                    evaluated_nodes=found.evaluated,
+                    feasible_nodes=len(feasible),
+                    top_nodes=tuple(NodeScore(feasible[i].name, int(totals[i])) for i in top),
+                )
+            # Something out of the ordinary: the per-node path says what.
+            names, totals_list = self._score_nodes(fwk, state, pod, feasible)
+        else:
+            names, totals_list = self.prioritize_nodes(fwk, state, pod, feasible)
+        host, top_scores = select_host(names, totals_list, self.rng)
         return ScheduleResult(
             suggested_host=host,
-            evaluated_nodes=len(feasible) + len(diagnosis.node_to_status),
+            evaluated_nodes=found.evaluated,
             feasible_nodes=len(feasible),
-            top_nodes=tuple(top),
+            top_nodes=tuple(top_scores),
         )
 
     def find_nodes_that_fit_pod(
         self, fwk: Framework, state: CycleState, pod: Pod
     ) -> tuple[list[NodeInfo], Diagnosis]:
-        """Upstream ``findNodesThatFitPod``: PreFilter, the nominated node first, then Filter."""
+        """Upstream ``findNodesThatFitPod``: PreFilter, the nominated node first, then Filter.
+
+        When the pod fits somewhere the diagnosis may lack the statuses of rejected nodes (the
+        batch path does not compute them); when it fits nowhere it has every one.
+        """
+        found = self._find_nodes(fwk, state, pod)
+        return found.feasible, found.diagnosis
+
+    def _find_nodes(self, fwk: Framework, state: CycleState, pod: Pod) -> _Found:
         diagnosis = Diagnosis()
         all_nodes = self.snapshot.list()
 
@@ -305,7 +373,7 @@ class Algorithm:
             diagnosis.node_to_status.absent_nodes_status = status
             diagnosis.pre_filter_msg = status.message()
             add_plugin_status(diagnosis, status)
-            return [], diagnosis
+            return _Found([], diagnosis, 0)
 
         # A nominated node (set by an earlier preemption) is likely the only fit: try it first.
         if pod.status.nominated_node_name:
@@ -320,7 +388,7 @@ class Algorithm:
                 )
                 feasible = []
             if feasible:
-                return feasible, diagnosis
+                return _Found(feasible, diagnosis, len(feasible) + len(diagnosis.node_to_status))
 
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and not pre_result.all_nodes():
@@ -337,6 +405,10 @@ class Algorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) {_go_list(sorted(plugins_with_nodes))}",
             )
+        elif self.batch and all_nodes and fwk.has_filter_plugins():
+            found = self._pass_filters_batch(fwk, state, pod, diagnosis)
+            if found is not None:
+                return found
 
         feasible_nodes: list[NodeInfo] = []
         try:
@@ -348,7 +420,75 @@ class Algorithm:
                 self.next_start_node_index = (self.next_start_node_index + processed) % len(
                     all_nodes
                 )
-        return feasible_nodes, diagnosis
+        return _Found(
+            feasible_nodes, diagnosis, len(feasible_nodes) + len(diagnosis.node_to_status)
+        )
+
+    def _pass_filters_batch(
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> _Found | None:
+        """:meth:`find_nodes_that_pass_filters` over all nodes, with the batch verdicts.
+
+        Nodes the batch verdicts pass are feasible and nodes they reject are skipped, without
+        a call per node; undecided nodes take the per-node path. The feasible nodes, their
+        order and the rotation are those of the per-node path. ``None`` when the batch path
+        does not apply, or when no node is feasible (the per-node path then gathers every
+        node's status for the FitError and preemption).
+        """
+        import numpy as np
+
+        started = time.perf_counter()
+        try:
+            columns = self.snapshot.columns()
+            verdicts = fwk.filter_batch(state, pod, columns)
+            if verdicts is None:
+                return None
+            n = columns.size
+            num_to_find = self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
+            if not fwk.has_score_plugins():
+                num_to_find = 1
+            start = self.next_start_node_index % n
+            rotated = np.concatenate((verdicts[start:], verdicts[:start])) if start else verdicts
+            candidates = np.flatnonzero(rotated != fw.FILTER_REJECT)
+            if not len(candidates):
+                return None
+            head = candidates[:num_to_find]
+            infos = columns.infos
+            if not (rotated[head] == fw.FILTER_CHECK).any():
+                positions = head
+                processed = int(head[-1]) + 1 if len(head) == num_to_find else n
+            else:
+                run = fwk.filter_function(state, pod)
+                kept: list[int] = []
+                processed = n
+                checks = rotated[candidates] == fw.FILTER_CHECK
+                for pos, check in zip(candidates.tolist(), checks.tolist(), strict=True):
+                    if check:
+                        row = pos + start - n if pos + start >= n else pos + start
+                        status = run(infos[row])
+                        if status is not None and status.code is not Code.SUCCESS:
+                            if status.code is Code.ERROR:
+                                # The per-node path rotates past the nodes before this one.
+                                self.next_start_node_index = (start + pos) % n
+                                raise SchedulingStatusError(status)
+                            continue
+                    kept.append(pos)
+                    if len(kept) >= num_to_find:
+                        processed = pos + 1
+                        break
+                if not kept:
+                    return None
+                positions = np.array(kept, dtype=np.intp)
+            rows = positions + start
+            if start:
+                rows[rows >= n] -= n
+            self.next_start_node_index = (start + processed) % n
+            feasible = [infos[r] for r in rows.tolist()]
+            return _Found(feasible, diagnosis, processed, rows, columns)
+        finally:
+            state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
+                time.perf_counter() - started
+            )
 
     def evaluate_nominated_node(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
@@ -425,6 +565,12 @@ class Algorithm:
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if status is not None and not status.is_success():
             raise SchedulingStatusError(status)
+        return self._score_nodes(fwk, state, pod, nodes)
+
+    def _score_nodes(
+        self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[str], list[int]]:
+        """Score, NormalizeScore and weights, after PreScore."""
         scores, status = fwk.run_score_plugins(state, pod, nodes)
         if status is not None and not status.is_success():
             raise SchedulingStatusError(status)

@@ -6,11 +6,15 @@ Port of upstream ``pkg/scheduler/framework/plugins/nodename/node_name.go``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe_plugins import names
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["ERR_REASON", "NodeName", "fits"]
 
@@ -53,6 +57,21 @@ class NodeName(fw.FilterPlugin, fw.EnqueueExtensions):
         if pod.spec.node_name:
             return None
         return _fits_any
+
+    def filter_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> npt.NDArray[np.int8]:
+        """:meth:`filter` over every node of ``columns`` (the framework's batch path)."""
+        import numpy as np
+
+        wanted = pod.spec.node_name
+        if not wanted:
+            return np.zeros(columns.size, dtype=np.int8)
+        verdicts = np.full(columns.size, fw.FILTER_REJECT, dtype=np.int8)
+        row = columns.index.get(wanted)
+        if row is not None:
+            verdicts[row] = fw.FILTER_PASS
+        return verdicts
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """Only a new node (the named one appearing) can help; no hint is needed."""

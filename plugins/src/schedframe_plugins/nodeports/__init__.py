@@ -6,11 +6,15 @@ Port of upstream ``pkg/scheduler/framework/plugins/nodeports/node_ports.go``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe_plugins import names
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["ERR_REASON", "NodePorts", "fits", "fits_ports"]
 
@@ -69,6 +73,17 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin, fw.EnqueueExtensions):
         if not fits_ports(wanted, node_info.used_ports):
             return fw.Status(fw.Code.UNSCHEDULABLE, ERR_REASON)
         return None
+
+    def filter_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> npt.NDArray[np.int8] | None:
+        """:meth:`filter` over every node of ``columns`` (the framework's batch path): nodes
+        with no host port taken pass; the others are checked one by one."""
+        import numpy as np
+
+        if state.get(_PRE_FILTER) is None:
+            return None
+        return columns.used_ports.astype(np.int8) * np.int8(fw.FILTER_CHECK)
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """A deleted pod may free a port; a new node always may (no hint needed)."""

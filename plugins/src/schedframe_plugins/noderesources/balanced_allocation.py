@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import attrs
 
@@ -25,9 +25,14 @@ from schedframe_plugins.noderesources.resource_allocation import (
     default_resources,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 __all__ = [
     "BalancedAllocation",
     "NodeResourcesBalancedAllocationArgs",
+    "balanced_columns_kernel",
     "balanced_cpu_memory_kernel",
     "balanced_resource_score",
     "balanced_resource_scorer",
@@ -118,6 +123,38 @@ def balanced_cpu_memory_kernel(
     return out
 
 
+def balanced_columns_kernel(
+    columns: fw.NodeColumns,
+    rows: npt.NDArray[np.intp],
+    cpu_request: int,
+    memory_request: int,
+    use_requested: bool,
+) -> npt.NDArray[np.int64] | None:
+    """:func:`balanced_cpu_memory_kernel` over the snapshot's NumPy columns: the same float
+    operations in the same order, element for element; ``None`` when an amount is too large
+    for float64 to hold exactly (Python divides integers exactly)."""
+    import numpy as np
+
+    if use_requested:
+        base_cpu, base_memory = columns.requested_cpu, columns.requested_memory
+    else:
+        base_cpu, base_memory = columns.non_zero_requested_cpu, columns.non_zero_requested_memory
+    cpu = columns.allocatable_cpu[rows]
+    memory = columns.allocatable_memory[rows]
+    used_cpu = base_cpu[rows] + cpu_request
+    used_memory = base_memory[rows] + memory_request
+    limit = fw.EXACT_LIMIT
+    if len(rows) and (
+        int(np.abs(used_cpu).max()) >= limit or int(np.abs(used_memory).max()) >= limit
+    ):
+        return None
+    both = (cpu != 0) & (memory != 0)
+    f_cpu = np.minimum(used_cpu / np.where(both, cpu, 1), 1.0)
+    f_memory = np.minimum(used_memory / np.where(both, memory, 1), 1.0)
+    scores = ((1 - np.abs((f_cpu - f_memory) / 2)) * fw.MAX_NODE_SCORE).astype(np.int64)
+    return np.where(both, scores, int((1 - 0.0) * fw.MAX_NODE_SCORE))
+
+
 def _is_best_effort(pod_requests: Iterable[int]) -> bool:
     return all(r == 0 for r in pod_requests)
 
@@ -144,6 +181,7 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             args.resources,
             use_requested=True,
             cpu_memory_kernel=balanced_cpu_memory_kernel,
+            columns_kernel=balanced_columns_kernel,
         )
 
     def pre_score(
@@ -174,3 +212,12 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             if _is_best_effort(requests):
                 return [0] * len(nodes)
         return self._scorer.score_many(nodes, requests)
+
+    def score_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64] | None:
+        """:meth:`score` of the nodes at ``rows`` (the framework's batch path)."""
+        requests = state.get(_PRE_SCORE)
+        if requests is None:
+            return None
+        return self._scorer.score_columns(columns, rows, requests)

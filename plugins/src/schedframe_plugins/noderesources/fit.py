@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import attrs
 
@@ -24,6 +24,7 @@ from schedframe import framework as fw
 from schedframe.objects import Node, Pod, is_extended_resource_name, is_scalar_resource_name
 from schedframe_plugins import names
 from schedframe_plugins.noderesources.least_allocated import (
+    least_allocated_columns_kernel,
     least_allocated_cpu_memory_kernel,
     least_resource_scorer,
 )
@@ -39,6 +40,10 @@ from schedframe_plugins.noderesources.resource_allocation import (
     Scorer,
     default_resources,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "ERR_REASON_TOO_MANY_PODS",
@@ -561,6 +566,11 @@ class Fit(
                 if strategy.type == LEAST_ALLOCATED and len(strategy.resources) == 2
                 else None
             ),
+            columns_kernel=(
+                least_allocated_columns_kernel(strategy.resources)
+                if strategy.type == LEAST_ALLOCATED and len(strategy.resources) == 2
+                else None
+            ),
         )
 
     # -- PreFilter / Filter ------------------------------------------------------------------
@@ -628,6 +638,35 @@ class Fit(
 
         return fit_filter
 
+    def filter_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> npt.NDArray[np.int8] | None:
+        """:meth:`filter` over every node of ``columns`` (the framework's batch path), for a
+        pod asking for no scalar resources: the pod count, cpu, memory and ephemeral storage
+        checks of :func:`fits_request`, on arrays."""
+        import numpy as np
+
+        request = state.get(_PRE_FILTER)
+        if request is None or any(request.scalar.values()) or not columns.exact:
+            return None
+        limit = fw.EXACT_LIMIT
+        amounts = (request.milli_cpu, request.memory, request.ephemeral_storage)
+        if any(not -limit < amount < limit for amount in amounts):
+            return None
+        fits = columns.num_pods < columns.allocatable_pods
+        for amount, allocatable, requested in (
+            (request.milli_cpu, columns.allocatable_cpu, columns.requested_cpu),
+            (request.memory, columns.allocatable_memory, columns.requested_memory),
+            (
+                request.ephemeral_storage,
+                columns.allocatable_ephemeral_storage,
+                columns.requested_ephemeral_storage,
+            ),
+        ):
+            if amount > 0:
+                fits &= amount <= allocatable - requested
+        return np.where(fits, np.int8(fw.FILTER_PASS), np.int8(fw.FILTER_REJECT))
+
     # -- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(
@@ -650,6 +689,16 @@ class Fit(
         if requests is None:
             requests = self._scorer.pod_requests(pod)
         return self._scorer.score_many(nodes, requests)
+
+    def score_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64] | None:
+        """:meth:`score` of the nodes at ``rows`` (the framework's batch path; the
+        LeastAllocated strategy on cpu and memory, ``None`` otherwise)."""
+        requests = state.get(_PRE_SCORE)
+        if requests is None:
+            return None
+        return self._scorer.score_columns(columns, rows, requests)
 
     # -- EnqueueExtensions -------------------------------------------------------------------
 

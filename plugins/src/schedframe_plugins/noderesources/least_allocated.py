@@ -6,15 +6,26 @@ Port of upstream ``noderesources/least_allocated.go``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from schedframe import framework as fw
 from schedframe_plugins.noderesources.resource_allocation import (
+    ColumnsKernel,
     CpuMemoryKernel,
     ResourceSpec,
     Scorer,
 )
 
-__all__ = ["least_allocated_cpu_memory_kernel", "least_requested_score", "least_resource_scorer"]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "least_allocated_columns_kernel",
+    "least_allocated_cpu_memory_kernel",
+    "least_requested_score",
+    "least_resource_scorer",
+]
 
 
 def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
@@ -82,5 +93,48 @@ def least_allocated_cpu_memory_kernel(resources: Sequence[ResourceSpec]) -> CpuM
                 weight_sum += w_memory
             append(node_score // weight_sum if weight_sum != 0 else 0)
         return out
+
+    return kernel
+
+
+def least_allocated_columns_kernel(resources: Sequence[ResourceSpec]) -> ColumnsKernel:
+    """:func:`least_allocated_cpu_memory_kernel` over the snapshot's NumPy columns: the same
+    integer arithmetic (floor division, as Python's) element for element."""
+    w_cpu, w_memory = (r.weight for r in resources)
+    max_score = fw.MAX_NODE_SCORE
+
+    def kernel(
+        columns: fw.NodeColumns,
+        rows: npt.NDArray[np.intp],
+        cpu_request: int,
+        memory_request: int,
+        use_requested: bool,
+    ) -> npt.NDArray[np.int64]:
+        import numpy as np
+
+        node_score = np.zeros(len(rows), dtype=np.int64)
+        weight_sum = np.zeros(len(rows), dtype=np.int64)
+        for allocatable, base, request, weight in (
+            (
+                columns.allocatable_cpu,
+                columns.requested_cpu if use_requested else columns.non_zero_requested_cpu,
+                cpu_request,
+                w_cpu,
+            ),
+            (
+                columns.allocatable_memory,
+                columns.requested_memory if use_requested else columns.non_zero_requested_memory,
+                memory_request,
+                w_memory,
+            ),
+        ):
+            capacity = allocatable[rows]
+            requested = base[rows] + request
+            offered = capacity != 0
+            room = offered & (requested <= capacity)
+            share = (capacity - requested) * max_score // np.where(offered, capacity, 1)
+            node_score += np.where(room, share, 0) * weight
+            weight_sum += offered * weight
+        return np.where(weight_sum != 0, node_score // np.where(weight_sum != 0, weight_sum, 1), 0)
 
     return kernel

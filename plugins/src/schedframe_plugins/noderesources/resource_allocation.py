@@ -8,12 +8,16 @@ requested with the pod on it, then hands the three columns to a strategy functio
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from schedframe import framework as fw
 from schedframe.objects import Pod, is_scalar_resource_name
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -58,6 +62,11 @@ Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 #: batch form for the resources ``(cpu, memory)``, equal node for node to
 #: :meth:`ResourceAllocationScorer.score` with its scorer.
 CpuMemoryKernel = Callable[[Sequence[fw.NodeInfo], int, int, bool], list[int]]
+#: ``kernel(columns, rows, cpu_request, memory_request, use_requested) -> scores``: the same
+#: over the snapshot's NumPy columns, or ``None`` when the arrays cannot give the exact answer.
+ColumnsKernel = Callable[
+    [fw.NodeColumns, "npt.NDArray[np.intp]", int, int, bool], "npt.NDArray[np.int64] | None"
+]
 
 
 class ResourceAllocationScorer:
@@ -71,7 +80,15 @@ class ResourceAllocationScorer:
             (BalancedAllocation) instead of the non-zero ones (Fit's strategies).
     """
 
-    __slots__ = ("_cpu_memory_kernel", "_names", "name", "resources", "scorer", "use_requested")
+    __slots__ = (
+        "_columns_kernel",
+        "_cpu_memory_kernel",
+        "_names",
+        "name",
+        "resources",
+        "scorer",
+        "use_requested",
+    )
 
     def __init__(
         self,
@@ -81,6 +98,7 @@ class ResourceAllocationScorer:
         *,
         use_requested: bool = False,
         cpu_memory_kernel: CpuMemoryKernel | None = None,
+        columns_kernel: ColumnsKernel | None = None,
     ) -> None:
         self.name = name
         self.scorer = scorer
@@ -89,6 +107,7 @@ class ResourceAllocationScorer:
         self._names = tuple(r.name for r in self.resources)
         # Used by score_many when the resources are exactly (cpu, memory).
         self._cpu_memory_kernel = cpu_memory_kernel if self._names == (_CPU, _MEMORY) else None
+        self._columns_kernel = columns_kernel if self._names == (_CPU, _MEMORY) else None
 
     def pod_requests(self, pod: Pod) -> list[int]:
         """The pod's request for each configured resource (upstream
@@ -146,3 +165,21 @@ class ResourceAllocationScorer:
             return kernel(nodes, pod_requests[0], pod_requests[1], self.use_requested)
         score = self.score
         return [score(ni, pod_requests) for ni in nodes]
+
+    def score_columns(
+        self,
+        columns: fw.NodeColumns,
+        rows: npt.NDArray[np.intp],
+        pod_requests: Sequence[int],
+    ) -> npt.NDArray[np.int64] | None:
+        """:meth:`score` of the nodes at ``rows`` of ``columns``, or ``None`` when the
+        strategy has no columns kernel for its resources or the arrays are not exact."""
+        kernel = self._columns_kernel
+        if kernel is None or not columns.exact:
+            return None
+        cpu, memory = pod_requests[0], pod_requests[1]
+        if not (
+            -fw.EXACT_LIMIT < cpu < fw.EXACT_LIMIT and -fw.EXACT_LIMIT < memory < fw.EXACT_LIMIT
+        ):
+            return None
+        return kernel(columns, rows, cpu, memory, self.use_requested)

@@ -6,11 +6,15 @@ Port of upstream ``pkg/scheduler/framework/plugins/nodeunschedulable/node_unsche
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from schedframe import framework as fw
 from schedframe.objects import Node, Pod, Taint
 from schedframe_plugins import names
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["ERR_REASON_UNKNOWN_CONDITION", "ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable"]
 
@@ -72,6 +76,16 @@ class NodeUnschedulable(fw.FilterPlugin, fw.EnqueueExtensions):
             return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
         return unschedulable_filter
+
+    def filter_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> npt.NDArray[np.int8]:
+        """:meth:`filter` over every node of ``columns`` (the framework's batch path)."""
+        import numpy as np
+
+        if _tolerates_unschedulable(pod):
+            return np.zeros(columns.size, dtype=np.int8)
+        return columns.unschedulable.astype(np.int8) * np.int8(fw.FILTER_REJECT)
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """An uncordoned or new schedulable node, or a new toleration on the pod itself."""

@@ -12,12 +12,16 @@ PodTopologySpread plugin (``nodeTaintsPolicy: Honor``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from schedframe import framework as fw
 from schedframe.objects import Node, Pod, Taint, Toleration
 from schedframe_plugins import names
-from schedframe_plugins._helper import default_normalize_score
+from schedframe_plugins._helper import default_normalize_array, default_normalize_score
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "ERR_REASON_NOT_MATCH",
@@ -197,6 +201,15 @@ class TaintToleration(
 
         return taint_filter
 
+    def filter_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> npt.NDArray[np.int8]:
+        """:meth:`filter` over every node of ``columns`` (the framework's batch path): nodes
+        without NoSchedule/NoExecute taints pass; the others are checked one by one."""
+        import numpy as np
+
+        return columns.hard_taints.astype(np.int8) * np.int8(fw.FILTER_CHECK)
+
     # -- Score ----------------------------------------------------------------------------------
 
     def pre_score(
@@ -254,3 +267,27 @@ class TaintToleration(
         """Reverse and scale: the fewest intolerable taints gets ``MAX_NODE_SCORE``."""
         default_normalize_score(fw.MAX_NODE_SCORE, True, scores)
         return None
+
+    def score_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64] | None:
+        """:meth:`score` of the nodes at ``rows`` (the framework's batch path): nodes without
+        PreferNoSchedule taints score 0 without a look."""
+        import numpy as np
+
+        if state.get(_PRE_SCORE_KEY) is None:
+            return None
+        scores = np.zeros(len(rows), dtype=np.int64)
+        tainted = np.flatnonzero(columns.prefer_no_schedule_taints[rows])
+        if len(tainted):
+            infos = columns.infos
+            score = self.score
+            for i in tainted.tolist():
+                scores[i] = score(state, pod, infos[int(rows[i])])
+        return scores
+
+    def normalize_batch(
+        self, state: fw.CycleState, pod: Pod, scores: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        """:meth:`normalize_score` over an array of scores (the framework's batch path)."""
+        return default_normalize_array(fw.MAX_NODE_SCORE, True, scores)

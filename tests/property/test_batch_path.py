@@ -1,0 +1,262 @@
+"""The batch path (NumPy columns) schedules exactly as the per-node path does.
+
+``Algorithm(batch=True)`` filters through ``Framework.filter_batch`` and scores through
+``Framework.score_batch`` over ``Snapshot.columns()``; ``batch=False`` runs every node through
+the plugins one by one. On drawn clusters, pod after pod (each placed in the cache, so the
+columns are refreshed row by row), both must pick the same node with the same seed, evaluate
+the same number of nodes, rotate ``next_start_node_index`` alike, report the same top nodes and
+fail with the same message. Each in-tree batch method is also checked against its plugin's
+per-node method.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedframe import framework as fw
+from schedframe.cache import Cache, Snapshot
+from schedframe.config import load_config
+from schedframe.framework import CycleState, FitError, NodeInfo, PodInfo
+from schedframe.runtime import Framework, Registry
+from schedframe.scheduler import _schedule_one
+from schedframe.scheduler._schedule_one import Algorithm, SchedulingStatusError
+from schedframe.testing import strategies as sst
+from schedframe.testing.builders import NodeWrapper
+from schedframe_plugins.noderesources.balanced_allocation import (
+    balanced_columns_kernel,
+    balanced_cpu_memory_kernel,
+)
+from schedframe_plugins.noderesources.least_allocated import (
+    least_allocated_columns_kernel,
+    least_allocated_cpu_memory_kernel,
+)
+from schedframe_plugins.noderesources.resource_allocation import ResourceSpec
+
+pytestmark = pytest.mark.property
+
+
+@functools.cache
+def _registry() -> Registry:
+    return Registry.discover()
+
+
+def _outcome(algo: Algorithm, fwk: Framework, pod: Any) -> tuple[Any, ...]:
+    try:
+        result = algo.schedule_pod(fwk, CycleState(), pod)
+    except FitError as exc:
+        return ("fit-error", str(exc), algo.next_start_node_index)
+    except SchedulingStatusError as exc:
+        return ("error", str(exc), algo.next_start_node_index)
+    return (
+        result.suggested_host,
+        result.evaluated_nodes,
+        result.feasible_nodes,
+        result.top_nodes,
+        algo.next_start_node_index,
+    )
+
+
+def _scheduler(cluster: Any, *, batch: bool, seed: int) -> tuple[Cache, Algorithm, Framework]:
+    cache = Cache()
+    for node in cluster.nodes:
+        cache.add_node(node)
+    for pod in cluster.pods:
+        cache.add_pod(pod)
+    snapshot = Snapshot()
+    algo = Algorithm(
+        snapshot, random.Random(seed), update_snapshot=cache.update_snapshot, batch=batch
+    )
+    fwk = Framework.from_profile(load_config(None).profiles[0], _registry(), snapshot=snapshot)
+    return cache, algo, fwk
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cluster=sst.clusters(
+        min_nodes=1,
+        max_nodes=12,
+        max_pods=12,
+        min_pending=1,
+        max_pending=6,
+        taints=True,
+        affinities=True,
+        spread=True,
+    ),
+    min_feasible=st.integers(min_value=1, max_value=12),
+    nominated=st.booleans(),
+    seed=st.integers(min_value=0, max_value=2**16),
+)
+def test_batch_path_schedules_like_the_per_node_path(
+    cluster: Any, min_feasible: int, nominated: bool, seed: int
+) -> None:
+    # Fewer nodes to find than the cluster has, so the rotation and early stop are exercised.
+    original = _schedule_one.MIN_FEASIBLE_NODES_TO_FIND
+    _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible
+    try:
+        runs = [_scheduler(cluster, batch=batch, seed=seed) for batch in (True, False)]
+        if nominated and cluster.pods:
+            # A pod nominated on the first node: that node takes the per-node path.
+            victim = cluster.pods[0]
+            for _, _, fwk in runs:
+                fwk.nominator.add_nominated_pod(
+                    PodInfo(victim.with_node_name("")), cluster.nodes[0].metadata.name
+                )
+        for pod in cluster.pending:
+            outcomes = [_outcome(algo, fwk, pod) for _, algo, fwk in runs]
+            assert outcomes[0] == outcomes[1]
+            host = outcomes[0][0]
+            if isinstance(host, str) and host not in ("fit-error", "error"):
+                for cache, _, _ in runs:
+                    cache.assume_pod(pod.with_node_name(host))
+    finally:
+        _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original
+
+
+def _batch_methods(fwk: Framework, name: str) -> Any:
+    return getattr(type(fwk.plugins[name]), name, None)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cluster=sst.clusters(
+        min_nodes=1,
+        max_nodes=8,
+        max_pods=10,
+        min_pending=1,
+        max_pending=1,
+        taints=True,
+        affinities=True,
+        spread=True,
+    )
+)
+def test_each_batch_method_agrees_with_its_per_node_method(cluster: Any) -> None:
+    snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
+    columns = snapshot.columns()
+    infos = snapshot.list()
+    pod = cluster.pending[0]
+    fwk = Framework.from_profile(load_config(None).profiles[0], _registry(), snapshot=snapshot)
+    state = CycleState()
+    _, status, _ = fwk.run_pre_filter_plugins(state, pod)
+    if status is None or status.is_success():
+        for plugin in fwk.filter_plugins:
+            batch = getattr(plugin, "filter_batch", None)
+            if batch is None or plugin.name in state.skip_filter_plugins:
+                continue
+            verdicts = batch(state, pod, columns)
+            if verdicts is None:
+                continue
+            assert verdicts.dtype == np.int8 and verdicts.shape == (columns.size,)
+            for row, verdict in enumerate(verdicts.tolist()):
+                result = plugin.filter(state, pod, infos[row])
+                if verdict == fw.FILTER_PASS:
+                    assert result is None or result.is_success(), (plugin.name, row)
+                elif verdict == fw.FILTER_REJECT:
+                    assert result is not None and result.is_rejected(), (plugin.name, row)
+    fwk.run_pre_score_plugins(state, pod, infos)
+    rows = np.arange(columns.size, dtype=np.intp)[::-1].copy()  # any order of rows
+    for plugin in fwk.score_plugins:
+        batch = getattr(plugin, "score_batch", None)
+        if batch is None or plugin.name in state.skip_score_plugins:
+            continue
+        try:
+            expected = [plugin.score(state, pod, infos[r]) for r in rows.tolist()]
+        except Exception:
+            continue
+        scores = batch(state, pod, columns, rows)
+        if scores is None:
+            continue
+        assert scores.tolist() == expected, plugin.name
+        normalize = getattr(plugin, "normalize_batch", None)
+        if normalize is not None:
+            nsl = fw.NodeScoreList([infos[r].name for r in rows.tolist()], list(expected))
+            plugin.normalize_score(state, pod, nsl)  # type: ignore[attr-defined]
+            assert normalize(state, pod, scores).tolist() == nsl.scores, plugin.name
+
+
+# -- the columns kernels on arbitrary integers ---------------------------------------------------
+
+_AMOUNT = st.one_of(
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.integers(min_value=0, max_value=2**60),
+    st.integers(min_value=2**52, max_value=2**56),
+    st.just(0),
+)
+
+
+def _info(name: str, allocatable: tuple[int, int], requested: tuple[int, int], nz: Any) -> Any:
+    info = NodeInfo(NodeWrapper(name).obj())
+    info.allocatable = {"cpu": allocatable[0], "memory": allocatable[1]}
+    info.requested = {"cpu": requested[0], "memory": requested[1]}
+    info.non_zero_requested = {"cpu": nz[0], "memory": nz[1]}
+    return info
+
+
+_PAIR = st.tuples(_AMOUNT, _AMOUNT)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    nodes=st.lists(st.tuples(_PAIR, _PAIR, _PAIR), min_size=1, max_size=6),
+    cpu=_AMOUNT,
+    memory=_AMOUNT,
+    weights=st.tuples(st.integers(1, 100), st.integers(1, 100)),
+    use_requested=st.booleans(),
+)
+def test_columns_kernels_match_the_per_node_kernels(
+    nodes: list[Any], cpu: int, memory: int, weights: tuple[int, int], use_requested: bool
+) -> None:
+    infos = [_info(f"n{i}", *amounts) for i, amounts in enumerate(nodes)]
+    columns = Snapshot.from_objects([]).columns()  # the empty case builds
+    assert columns.size == 0
+    snapshot = Snapshot()
+    snapshot.set_node_infos(infos)
+    columns = snapshot.columns()
+    rows = np.arange(len(infos), dtype=np.intp)
+    resources = (
+        ResourceSpec(name="cpu", weight=weights[0]),
+        ResourceSpec(name="memory", weight=weights[1]),
+    )
+    exact = columns.exact and all(-fw.EXACT_LIMIT < v < fw.EXACT_LIMIT for v in (cpu, memory))
+    least = least_allocated_columns_kernel(resources)(columns, rows, cpu, memory, use_requested)
+    balanced = balanced_columns_kernel(columns, rows, cpu, memory, use_requested)
+    if not exact:
+        return  # the scorer declines (score_columns); the per-node kernels answer
+    assert least is not None
+    assert least.tolist() == least_allocated_cpu_memory_kernel(resources)(
+        infos, cpu, memory, use_requested
+    )
+    if balanced is not None:
+        assert balanced.tolist() == balanced_cpu_memory_kernel(infos, cpu, memory, use_requested)
+
+
+def test_columns_follow_the_cache_row_by_row() -> None:
+    cache = Cache()
+    for i in range(3):
+        cache.add_node(
+            NodeWrapper(f"n{i}").capacity({"cpu": "4", "memory": "8Gi", "pods": "10"}).obj()
+        )
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    columns = snapshot.columns()
+    assert columns.requested_cpu.tolist() == [0, 0, 0]
+    from schedframe.testing.builders import PodWrapper
+
+    pod = PodWrapper("p").req({"cpu": "500m"}).obj().with_node_name("n1")
+    cache.assume_pod(pod)
+    cache.update_snapshot(snapshot)
+    assert snapshot.columns() is columns  # same node list: refreshed in place
+    row = columns.index["n1"]
+    assert columns.requested_cpu[row] == 500 and columns.num_pods[row] == 1
+    assert columns.requested_cpu.sum() == 500
+    cache.add_node(NodeWrapper("n3").capacity({"cpu": "1"}).obj())
+    cache.update_snapshot(snapshot)
+    rebuilt = snapshot.columns()
+    assert rebuilt is not columns and rebuilt.size == 4
+    assert rebuilt.allocatable_cpu[rebuilt.index["n3"]] == 1000
