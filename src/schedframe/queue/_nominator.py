@@ -14,6 +14,8 @@ class Nominator:
     def __init__(self) -> None:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
+        # node_names(), kept until a node gains its first or loses its last nominated pod.
+        self._names: frozenset[str] | None = frozenset()
 
     def add(self, pod_info: PodInfo, nominating_info: NominatingInfo | None) -> None:
         """Nominate the pod (upstream ``addNominatedPodUnlocked``).
@@ -31,7 +33,10 @@ class Nominator:
         if not node_name:
             return
         self._node_of[pod.uid] = node_name
-        pods = self._by_node.setdefault(node_name, [])
+        pods = self._by_node.get(node_name)
+        if pods is None:
+            pods = self._by_node[node_name] = []
+            self._names = None
         if any(p.pod.uid == pod.uid for p in pods):
             return
         pods.append(pod_info)
@@ -62,12 +67,15 @@ class Nominator:
             if info.pod.uid == pod.uid:
                 del pods[i]
                 break
-        if not pods:
-            self._by_node.pop(node_name, None)
+        if not pods and self._by_node.pop(node_name, None) is not None:
+            self._names = None
 
     def node_names(self) -> frozenset[str]:
         """Nodes with at least one nominated pod."""
-        return frozenset(node for node, pods in self._by_node.items() if pods)
+        names = self._names
+        if names is None:
+            names = self._names = frozenset(node for node, pods in self._by_node.items() if pods)
+        return names
 
     def pods_for_node(self, node_name: str) -> list[PodInfo]:
         """The pods nominated to ``node_name``, in nomination order (a new list)."""
