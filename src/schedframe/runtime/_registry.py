@@ -1,12 +1,14 @@
 """Where plugins come from: entry points in group ``schedframe.plugins``, plus in-process additions.
 
 Discovery reads installed distributions' metadata only; a plugin's module is imported the first
-time a profile enables it (or :meth:`Registry.load` is called). Upstream: ``runtime.Registry``
-(a name -> factory map, merged from in-tree and out-of-tree registries; a clash is an error).
+time a profile enables it (or :meth:`Registry.load` is called). The scan is done once per process
+and ``sys.path`` state (see :meth:`Registry.discover`). Upstream: ``runtime.Registry`` (a name ->
+factory map, merged from in-tree and out-of-tree registries; a clash is an error).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -14,11 +16,6 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from schedframe.errors import PluginError
-
-if sys.version_info >= (3, 12):
-    from importlib.metadata import entry_points
-else:  # pragma: no cover - exercised on 3.11 only
-    from importlib_metadata import entry_points
 
 if TYPE_CHECKING:
     from schedframe.framework import Handle, Plugin
@@ -45,6 +42,88 @@ class PluginSource:
     version: str | None = None
 
 
+#: One scan per group: what it found, and the ``sys.path`` state it was made for (see
+#: ``_path_state``). A new Registry is built from it on every ``Registry.discover()``.
+_scans: dict[
+    str, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[PluginSource, Any], ...]]
+] = {}
+
+
+def _path_state() -> tuple[tuple[str, int | None], ...]:
+    """Every ``sys.path`` entry (absolute) with its directory's modification time.
+
+    Installing, upgrading or removing a distribution adds or removes a ``*.dist-info`` (or
+    ``.egg-info``, ``.pth``) entry in a ``sys.path`` directory, which changes that directory's
+    mtime; a changed ``sys.path`` or working directory changes the entries. A few ``stat``
+    calls, against tens of milliseconds for a scan.
+    """
+    state = []
+    for entry in sys.path:
+        try:
+            path = os.path.abspath(entry or os.curdir)
+        except (TypeError, ValueError):
+            continue  # not a path (a finder hook's key): metadata is not read from it either
+        try:
+            mtime: int | None = os.stat(path).st_mtime_ns
+        except OSError:
+            mtime = None
+        state.append((path, mtime))
+    return tuple(state)
+
+
+def _scan(group: str) -> tuple[tuple[PluginSource, Any], ...]:
+    """Every entry point in ``group`` with its source, the same distribution seen twice dropped."""
+    if sys.version_info >= (3, 12):
+        from importlib.metadata import entry_points
+    else:  # pragma: no cover - exercised on 3.11 only
+        from importlib_metadata import entry_points
+
+    found: list[tuple[PluginSource, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    dists: dict[int, tuple[str | None, str | None]] = {}
+    for ep in entry_points(group=group):
+        if (ep.name, ep.value) in seen:
+            continue  # the same distribution seen twice on sys.path
+        seen.add((ep.name, ep.value))
+        dist = getattr(ep, "dist", None)
+        if dist is None:
+            name = version = None
+        else:
+            known = dists.get(id(dist))
+            if known is None:
+                known = dists[id(dist)] = _name_and_version(dist)
+            name, version = known
+        found.append(
+            (PluginSource(name=ep.name, value=ep.value, distribution=name, version=version), ep)
+        )
+    return tuple(found)
+
+
+def _name_and_version(dist: Any) -> tuple[str | None, str | None]:
+    """``Name`` and ``Version`` from the metadata's header block.
+
+    ``dist.name``/``dist.version`` parse the whole file with :mod:`email` on every access;
+    importing and running that parser was most of a scan. Both fields are single-line
+    headers (core metadata spec), so a line scan finds them; anything unexpected falls back
+    to the full parser.
+    """
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    name = version = None
+    for line in text.splitlines():
+        if not line:
+            break  # the end of the headers
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        if key == "Name" and name is None:
+            name = value.strip()
+        elif key == "Version" and version is None:
+            version = value.strip()
+        if name is not None and version is not None:
+            return name, version
+    return dist.name, dist.version
+
+
 class Registry:
     """A name -> plugin factory map, lazily loaded.
 
@@ -62,22 +141,24 @@ class Registry:
             self.register(name, factory)
 
     @classmethod
-    def discover(cls, group: str = ENTRY_POINT_GROUP) -> Registry:
-        """A registry of every installed plugin in ``group``; imports no plugin module."""
+    def discover(cls, group: str = ENTRY_POINT_GROUP, *, refresh: bool = False) -> Registry:
+        """A new registry of every installed plugin in ``group``; imports no plugin module.
+
+        The entry-point scan (tens of milliseconds) is cached per process: it is repeated only
+        when ``sys.path`` changed, one of its directories' mtime changed (a distribution was
+        installed or removed there), or ``refresh`` is true. Pass ``refresh=True`` after a
+        change the mtimes do not show, such as an entry point edited in place in an existing
+        ``*.dist-info``/``*.egg-info``. Each call returns a new, independent registry.
+        """
+        state = _path_state()
+        scan = _scans.get(group)
+        if refresh or scan is None or scan[0] != state:
+            scan = (state, _scan(group))
+            _scans[group] = scan
         reg = cls()
-        for ep in entry_points(group=group):
-            dist = getattr(ep, "dist", None)
-            source = PluginSource(
-                name=ep.name,
-                value=ep.value,
-                distribution=dist.name if dist is not None else None,
-                version=dist.version if dist is not None else None,
-            )
-            sources = reg._sources.setdefault(ep.name, [])
-            if any(s.value == source.value for s in sources):
-                continue  # the same distribution seen twice on sys.path
-            sources.append(source)
-            reg._entry_points.setdefault(ep.name, ep)
+        for source, ep in scan[1]:
+            reg._sources.setdefault(source.name, []).append(source)
+            reg._entry_points.setdefault(source.name, ep)
         return reg
 
     def register(self, name: str, factory: PluginFactory, *, replace: bool = False) -> None:

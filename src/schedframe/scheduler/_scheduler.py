@@ -57,6 +57,13 @@ BACKOFF_FLUSH_PERIOD = 1.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 #: Default size of the binding thread pool in real mode.
 DEFAULT_BINDING_WORKERS = 16
+#: In deterministic mode a scheduling cycle takes no virtual time, so a pod whose every failure
+#: requeues it at once (a gang Permit activating its siblings, a pod force-activated while in
+#: flight and handed back by the backoffQ because the activeQ is empty) would be retried
+#: forever at one instant. Upstream, real time passes meanwhile; here, once one pod has been
+#: attempted this many times at one virtual instant, the loop moves the clock to the next
+#: timer (backoff flush, Permit timeout, ...), so backoffs expire and the stall limit applies.
+SPIN_ATTEMPTS = 10
 
 
 class _ObservingRecorder(RecordingEventRecorder):
@@ -231,6 +238,10 @@ class Scheduler:
         self._results_lock = threading.Lock()
         self._bound = 0
         self._attempts = 0
+        # Spin detection (deterministic mode): attempts per pod at the instant ``_spin_at``.
+        self._spin_at: float | None = None
+        self._attempts_at: dict[str, int] = {}
+        self._spinning = False
 
         # Binding cycles in flight (assumed, not yet bound or failed), waiting pods included.
         self._in_flight = 0
@@ -339,6 +350,7 @@ class Scheduler:
         if self._stopped:
             return False
         self._ensure_started()
+        self._spinning = False  # says whether *this* attempt was one too many at this instant
         if self.deterministic:
             self._drain_tasks()
         qpi = self.queue.pop(block=block, timeout=timeout)
@@ -347,6 +359,8 @@ class Scheduler:
                 self._drain_tasks()
             return False
         self._attempts += 1
+        if self.deterministic:
+            self._note_attempt(qpi.pod.uid)
         try:
             _schedule_one_pod(self, qpi)
         except Exception:  # a bug: keep the loop alive, never lose the pod
@@ -367,7 +381,9 @@ class Scheduler:
         as upstream. Pods in backoff are retried as their backoff ends; if ``stall_timeout``
         seconds (virtual in deterministic mode) pass without a pod being bound, the run stops
         anyway (a persistent error would otherwise retry forever). In deterministic mode the
-        virtual clock is advanced from timer to timer while waiting.
+        virtual clock is advanced from timer to timer while waiting, and also when a pod keeps
+        being requeued at once by its own failures (``SPIN_ATTEMPTS`` attempts of one pod at one
+        instant).
         """
         self._ensure_started()
         cycles = 0
@@ -378,6 +394,20 @@ class Scheduler:
                 break
             if self.schedule_one():
                 cycles += 1
+                if not self._spinning:
+                    continue
+                # Pods are ready, but only because their failures requeue them: let time pass.
+                if self._bound != bound:
+                    bound = self._bound
+                    last_progress = self.clock.now()
+                self._skip_spin()
+                if not self.in_flight() and self.clock.now() - last_progress >= stall_timeout:
+                    log.info(
+                        "run_until_idle: no pod bound for %ss while pods kept being requeued "
+                        "at once, stopping",
+                        stall_timeout,
+                    )
+                    break
                 continue
             if self._bound != bound:
                 bound = self._bound
@@ -416,13 +446,11 @@ class Scheduler:
             end = self.clock.now() + duration
             cycles = 0
             while not self._stopped:
-                while self.schedule_one():
-                    cycles += 1
+                cycles += self._run_now()
                 deadline = self.clock.next_deadline()
                 if deadline is None or deadline > end:
                     self.clock.advance_to(end)
-                    while self.schedule_one():
-                        cycles += 1
+                    cycles += self._run_now()
                     break
                 self.clock.advance_to(deadline)
             return cycles
@@ -438,6 +466,35 @@ class Scheduler:
             if self.schedule_one(block=True, timeout=wait):
                 cycles += 1
         return cycles
+
+    def _run_now(self) -> int:
+        """Deterministic mode: schedule what is ready at this instant, stopping early if a pod
+        keeps being requeued at once (the caller then moves the clock on)."""
+        cycles = 0
+        while self.schedule_one():
+            cycles += 1
+            if self._spinning:
+                break
+        return cycles
+
+    def _note_attempt(self, uid: str) -> None:
+        now = self.clock.now()
+        if now != self._spin_at:
+            self._spin_at = now
+            self._attempts_at.clear()
+        attempts = self._attempts_at.get(uid, 0) + 1
+        self._attempts_at[uid] = attempts
+        if attempts >= SPIN_ATTEMPTS:
+            self._spinning = True
+
+    def _skip_spin(self) -> None:
+        """Move the virtual clock to the next timer, as the time a real scheduler spends
+        retrying would (a tick when no timer is pending, so the stall limit is reached)."""
+        assert isinstance(self.clock, VirtualClock)
+        deadline = self.clock.next_deadline()
+        if deadline is None:
+            deadline = self.clock.now() + BACKOFF_FLUSH_PERIOD
+        self.clock.advance_to(deadline)
 
     def stop(self) -> None:
         """Stop the loop: cancel timers, close the queue, stop watching, finish bindings,
