@@ -51,7 +51,19 @@ def _outcome(algo: Algorithm, fwk: Framework, pod: Any) -> tuple[Any, ...]:
     try:
         result = algo.schedule_pod(fwk, CycleState(), pod)
     except FitError as exc:
-        return ("fit-error", str(exc), algo.next_start_node_index)
+        d = exc.diagnosis
+        statuses = [
+            (name, status.code, status.reasons, status.plugin)
+            for name, status in d.node_to_status.items()
+        ]
+        return (
+            "fit-error",
+            str(exc),
+            statuses,
+            sorted(d.unschedulable_plugins),
+            sorted(d.pending_plugins),
+            algo.next_start_node_index,
+        )
     except SchedulingStatusError as exc:
         return ("error", str(exc), algo.next_start_node_index)
     return (

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from schedframe.runtime._registry import Registry
 
     VerdictArray = npt.NDArray[np.int8]
+    DeciderArray = npt.NDArray[np.int16]
     IntArray = npt.NDArray[np.int64]
     RowArray = npt.NDArray[np.intp]
 
@@ -676,6 +677,10 @@ class Framework:
         self._batch_filters = tuple(
             (p.name, _optional_method(p, "filter_batch")) for p in self.filter_plugins
         )
+        self._batch_statuses = tuple(
+            (p.name, p.filter, _optional_method(p, "filter_batch_statuses"))
+            for p in self.filter_plugins
+        )
         self._batch_scores = tuple(
             (
                 p.name,
@@ -1026,18 +1031,27 @@ class Framework:
         ``filter_batch(state, pod, columns)``; see :class:`schedframe.framework.NodeColumns`);
         a node's verdict is the first one, in plugin order, that is not ``FILTER_PASS``, as
         the per-node run stops at the first plugin that does not pass. A plugin without a batch
-        form, or declining this pod, leaves ``FILTER_CHECK`` on the nodes still passing. The
-        caller runs :meth:`filter_function` on ``FILTER_CHECK`` nodes and, when it needs the
-        statuses of rejected nodes, on those too.
+        form, or declining this pod, leaves ``FILTER_CHECK`` on the nodes still passing; so do
+        nodes with nominated pods. The caller runs :meth:`filter_function` on ``FILTER_CHECK``
+        nodes, and :meth:`rejection_statuses` when it needs the statuses of rejected ones.
 
         Returns ``None`` when no plugin decided anything (the per-node path is then as fast).
         """
+        found = self.filter_batch_with_deciders(state, pod, columns)
+        return None if found is None else found[0]
+
+    def filter_batch_with_deciders(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> tuple[VerdictArray, DeciderArray] | None:
+        """:meth:`filter_batch`, with the index (in :attr:`filter_plugins`) of the plugin
+        whose verdict each row got (``-1`` for rows every plugin passes)."""
         import numpy as np
 
         skip = state.skip_filter_plugins
         size = columns.size
         verdicts: VerdictArray | None = None
-        for name, batch in self._batch_filters:
+        deciders: DeciderArray = np.full(size, -1, dtype=np.int16)
+        for k, (name, batch) in enumerate(self._batch_filters):
             if skip and name in skip:
                 continue
             result = None
@@ -1055,10 +1069,15 @@ class Framework:
                 if result is None:
                     return None
                 verdicts = result.copy()
+                deciders[verdicts != fw.FILTER_PASS] = k
             elif result is None:
-                verdicts[verdicts == fw.FILTER_PASS] = fw.FILTER_CHECK
+                passing = verdicts == fw.FILTER_PASS
+                verdicts[passing] = fw.FILTER_CHECK
+                deciders[passing] = k
             else:
-                np.copyto(verdicts, result, where=verdicts == fw.FILTER_PASS)
+                changed = (verdicts == fw.FILTER_PASS) & (result != fw.FILTER_PASS)
+                verdicts[changed] = result[changed]
+                deciders[changed] = k
         if verdicts is None:  # no Filter plugin left after PreFilter's skips
             verdicts = np.zeros(size, dtype=np.int8)
         # Nodes with nominated pods are filtered with those pods counted: the per-node path.
@@ -1070,7 +1089,46 @@ class Framework:
                 row = index.get(node_name)
                 if row is not None and verdicts[row] == fw.FILTER_PASS:
                     verdicts[row] = fw.FILTER_CHECK
-        return verdicts
+        return verdicts, deciders
+
+    def rejection_statuses(
+        self,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        rows: RowArray,
+        plugin_index: int,
+    ) -> list[Status] | None:
+        """The statuses of ``rows``, which the batch verdicts say the filter plugin at
+        ``plugin_index`` rejects (every plugin before it passing them): what
+        :meth:`run_filter_plugins` gives those nodes.
+
+        A plugin may offer ``filter_batch_statuses(state, pod, columns, rows)`` (a status per
+        row, equal to its ``filter``); otherwise its ``filter`` runs on each. ``None`` when a
+        status is not a rejection after all (the caller then takes the per-node path).
+        """
+        name, filter_fn, batch = self._batch_statuses[plugin_index]
+        statuses: Sequence[Status | None] | None = None
+        try:
+            if batch is not None:
+                statuses = batch(state, pod, columns, rows)
+            if statuses is None or len(statuses) != len(rows):
+                infos = columns.infos
+                statuses = [filter_fn(state, pod, infos[r]) for r in rows.tolist()]
+        except Exception:
+            return None
+        stamped: dict[int, Status] = {}
+        out: list[Status] = []
+        for status in statuses:
+            if status is None or not status.is_rejected():
+                return None
+            named = stamped.get(id(status))
+            if named is None:
+                named = stamped[id(status)] = (
+                    status if status.plugin == name else status.with_plugin(name)
+                )
+            out.append(named)
+        return out
 
     def score_batch(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray

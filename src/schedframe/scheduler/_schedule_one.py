@@ -431,18 +431,20 @@ class Algorithm:
 
         Nodes the batch verdicts pass are feasible and nodes they reject are skipped, without
         a call per node; undecided nodes take the per-node path. The feasible nodes, their
-        order and the rotation are those of the per-node path. ``None`` when the batch path
-        does not apply, or when no node is feasible (the per-node path then gathers every
-        node's status for the FitError and preemption).
+        order and the rotation are those of the per-node path. When no node is feasible,
+        every node's status is gathered into ``diagnosis`` (for the FitError and preemption),
+        rejected nodes' through :meth:`Framework.rejection_statuses`. ``None`` when the batch
+        path does not apply (the per-node path then runs).
         """
         import numpy as np
 
         started = time.perf_counter()
         try:
             columns = self.snapshot.columns()
-            verdicts = fwk.filter_batch(state, pod, columns)
-            if verdicts is None:
+            found = fwk.filter_batch_with_deciders(state, pod, columns)
+            if found is None:
                 return None
+            verdicts, deciders = found
             n = columns.size
             num_to_find = self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
             if not fwk.has_score_plugins():
@@ -450,10 +452,11 @@ class Algorithm:
             start = self.next_start_node_index % n
             rotated = np.concatenate((verdicts[start:], verdicts[:start])) if start else verdicts
             candidates = np.flatnonzero(rotated != fw.FILTER_REJECT)
-            if not len(candidates):
-                return None
             head = candidates[:num_to_find]
             infos = columns.infos
+            checked: dict[int, Status] = {}
+            if not len(candidates):
+                return self._diagnose_batch(fwk, state, pod, diagnosis, columns, found, checked)
             if not (rotated[head] == fw.FILTER_CHECK).any():
                 positions = head
                 processed = int(head[-1]) + 1 if len(head) == num_to_find else n
@@ -471,13 +474,14 @@ class Algorithm:
                                 # The per-node path rotates past the nodes before this one.
                                 self.next_start_node_index = (start + pos) % n
                                 raise SchedulingStatusError(status)
+                            checked[row] = status
                             continue
                     kept.append(pos)
                     if len(kept) >= num_to_find:
                         processed = pos + 1
                         break
                 if not kept:
-                    return None
+                    return self._diagnose_batch(fwk, state, pod, diagnosis, columns, found, checked)
                 positions = np.array(kept, dtype=np.intp)
             rows = positions + start
             if start:
@@ -489,6 +493,46 @@ class Algorithm:
             state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
                 time.perf_counter() - started
             )
+
+    def _diagnose_batch(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        columns: fw.NodeColumns,
+        found: tuple[npt.NDArray[np.int8], npt.NDArray[np.int16]],
+        checked: dict[int, Status],
+    ) -> _Found | None:
+        """No node is feasible: every node's status into ``diagnosis``, in the order the
+        per-node path visits them (``checked`` holds the undecided nodes' statuses already
+        found). ``None`` if a plugin's statuses contradict its batch verdicts."""
+        import numpy as np
+
+        verdicts, deciders = found
+        n = columns.size
+        statuses: dict[int, Status] = dict(checked)
+        rejected = verdicts == fw.FILTER_REJECT
+        for index in np.unique(deciders[rejected]).tolist():
+            rows = np.flatnonzero(rejected & (deciders == index))
+            got = fwk.rejection_statuses(state, pod, columns, rows, index)
+            if got is None:
+                return None
+            statuses.update(zip(rows.tolist(), got, strict=True))
+        if len(statuses) != n:
+            return None
+        start = self.next_start_node_index % n
+        names = columns.names
+        node_to_status = diagnosis.node_to_status
+        seen: set[int] = set()
+        for row in [*range(start, n), *range(start)]:
+            status = statuses[row]
+            node_to_status.set(names[row], status)
+            if id(status) not in seen:
+                seen.add(id(status))
+                add_plugin_status(diagnosis, status)
+        # Every node was processed: the rotation moves by n, back to where it was.
+        return _Found([], diagnosis, n)
 
     def evaluate_nominated_node(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis

@@ -667,6 +667,52 @@ class Fit(
                 fits &= amount <= allocatable - requested
         return np.where(fits, np.int8(fw.FILTER_PASS), np.int8(fw.FILTER_REJECT))
 
+    def filter_batch_statuses(
+        self,
+        state: fw.CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        rows: npt.NDArray[np.intp],
+    ) -> list[fw.Status | None] | None:
+        """:meth:`filter` of the nodes at ``rows`` (the framework's batch path, for nodes the
+        batch verdicts reject): nodes short of the same resources, with the same ones beyond
+        their capacity, get the same status, computed once."""
+        import numpy as np
+
+        request = state.get(_PRE_FILTER)
+        if request is None or any(request.scalar.values()) or not columns.exact:
+            return None
+        limit = fw.EXACT_LIMIT
+        amounts = (request.milli_cpu, request.memory, request.ephemeral_storage)
+        if any(not -limit < amount < limit for amount in amounts):
+            return None
+        # One bit per fact fits_request reports: too many pods, then short / beyond capacity
+        # for cpu, memory and ephemeral storage.
+        key = (columns.num_pods[rows] + 1 > columns.allocatable_pods[rows]).astype(np.int64)
+        bit = 2
+        for amount, allocatable, requested in (
+            (request.milli_cpu, columns.allocatable_cpu, columns.requested_cpu),
+            (request.memory, columns.allocatable_memory, columns.requested_memory),
+            (
+                request.ephemeral_storage,
+                columns.allocatable_ephemeral_storage,
+                columns.requested_ephemeral_storage,
+            ),
+        ):
+            if amount > 0:
+                capacity = allocatable[rows]
+                key |= (amount > capacity - requested[rows]) * bit
+                key |= (amount > capacity) * (bit * 2)
+            bit *= 4
+        infos = columns.infos
+        memo: dict[int, fw.Status | None] = {}
+        out: list[fw.Status | None] = []
+        for i, k in enumerate(key.tolist()):
+            if k not in memo:
+                memo[k] = self.filter(state, pod, infos[int(rows[i])])
+            out.append(memo[k])
+        return out
+
     # -- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(
