@@ -8,7 +8,7 @@ counts (the "critical paths"); Filter then only looks up the node's domain count
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from schedframe import framework as fw
 from schedframe.objects import Node, Pod
@@ -20,6 +20,10 @@ from schedframe_plugins.podtopologyspread.common import (
     count_pods_match_selector,
     node_labels_match_spread_constraints,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
@@ -99,6 +103,7 @@ class PreFilterState:
     """
 
     __slots__ = (
+        "coded_counts",
         "constraints",
         "critical_paths",
         "required_node_affinity",
@@ -119,6 +124,11 @@ class PreFilterState:
         self.tp_value_to_match_num = tp_value_to_match_num
         self.self_match = self_match
         self.required_node_affinity = required_node_affinity
+        #: The batch path's copy of ``tp_value_to_match_num`` indexed by label code (one
+        #: ``(LabelColumn, array)`` per constraint), left by the columnar PreFilter for
+        #: ``filter_batch``; dropped whenever the counts change, as they only do in
+        #: :func:`update_with_pod`.
+        self.coded_counts: list[tuple[fw.LabelColumn, npt.NDArray[np.int64]]] | None = None
 
     def clone(self) -> PreFilterState:
         """A copy whose counts can change independently; constraints are shared."""
@@ -199,6 +209,7 @@ def update_with_pod(
     if not node_labels_match_spread_constraints(labels, s.constraints):
         return
     pod_labels = updated_pod.labels
+    s.coded_counts = None
     for i, c in enumerate(s.constraints):
         if not c.matches(pod_labels):
             continue

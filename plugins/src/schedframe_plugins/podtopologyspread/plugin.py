@@ -7,7 +7,7 @@ Spreads pods matching a constraint's selector evenly across topology domains: ha
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import attrs
 
@@ -51,13 +51,24 @@ from schedframe_plugins.podtopologyspread.scoring import (
     score_node,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from schedframe_plugins.podtopologyspread._columnar import RowCounts
+
 __all__ = [
+    "COLUMNAR_MIN_NODES",
     "LIST_DEFAULTING",
     "SYSTEM_DEFAULTING",
     "SYSTEM_DEFAULT_CONSTRAINTS",
     "PodTopologySpread",
     "PodTopologySpreadArgs",
 ]
+
+#: PreFilter and PreScore count over the snapshot's NumPy columns from this many nodes on;
+#: below it the per-node loop is as quick.
+COLUMNAR_MIN_NODES = 64
 
 #: ``defaultingType`` values.
 SYSTEM_DEFAULTING: Final = "System"
@@ -197,6 +208,29 @@ class PodTopologySpread(
         self._system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         if self._system_defaulted:
             self._default_constraints = SYSTEM_DEFAULT_CONSTRAINTS
+        # Per-row matching pod counts kept across cycles (built with the first columns).
+        self._row_counts: RowCounts | None = None
+
+    def _counts_memo(self) -> RowCounts:
+        memo = self._row_counts
+        if memo is None:
+            from schedframe_plugins.podtopologyspread._columnar import RowCounts
+
+            memo = self._row_counts = RowCounts()
+        return memo
+
+    def _columns_of(self, nodes: Sequence[fw.NodeInfo]) -> fw.NodeColumns | None:
+        """The snapshot's columns when ``nodes`` is the snapshot's node list and big enough
+        for the columnar counting to pay."""
+        if len(nodes) < COLUMNAR_MIN_NODES:
+            return None
+        columns_fn = getattr(self._handle.snapshot_shared_lister(), "columns", None)
+        if not callable(columns_fn):
+            return None
+        columns = columns_fn()
+        if not isinstance(columns, fw.NodeColumns) or columns.infos is not nodes:
+            return None
+        return columns
 
     def _constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         own = pod.spec.topology_spread_constraints
@@ -311,7 +345,15 @@ class PodTopologySpread(
         constraints = self.get_constraints(pod)
         if not constraints:
             return fw.Status(fw.Code.SKIP)
-        state[PRE_FILTER_STATE_KEY] = cal_pre_filter_state(pod, constraints, nodes)
+        columns = self._columns_of(nodes)
+        if columns is not None:
+            from schedframe_plugins.podtopologyspread import _columnar
+
+            state[PRE_FILTER_STATE_KEY] = _columnar.pre_filter_state(
+                pod, constraints, columns, self._counts_memo()
+            )
+        else:
+            state[PRE_FILTER_STATE_KEY] = cal_pre_filter_state(pod, constraints, nodes)
         return None
 
     def add_pod(
@@ -371,6 +413,18 @@ class PodTopologySpread(
 
         return spread_filter
 
+    def filter_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> npt.NDArray[np.int8] | None:
+        """:meth:`filter` over every node of ``columns`` (the framework's batch path): REJECT
+        where a topology key is missing or ``maxSkew`` would break, PASS elsewhere."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        from schedframe_plugins.podtopologyspread import _columnar
+
+        return _columnar.filter_verdicts(s, columns)
+
     # -- PreScore / Score -----------------------------------------------------------------------
 
     def pre_score(
@@ -387,6 +441,14 @@ class PodTopologySpread(
         init_pre_score_state(s, self._constraints(pod, SCHEDULE_ANYWAY), nodes, require_all)
         if not s.constraints:
             return fw.Status(fw.Code.SKIP)
+
+        columns = self._columns_of(all_nodes) if require_all else None
+        if columns is not None:
+            from schedframe_plugins.podtopologyspread import _columnar
+
+            _columnar.pre_score_counts(s, pod, columns, self._counts_memo())
+            state[PRE_SCORE_STATE_KEY] = s
+            return None
 
         required = RequiredNodeAffinity(pod)
         namespace = pod.namespace
@@ -433,3 +495,26 @@ class PodTopologySpread(
             )
         normalize(s, scores)
         return None
+
+    def score_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64] | None:
+        """:meth:`score` of the nodes at ``rows`` (the framework's batch path)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return None
+        from schedframe_plugins.podtopologyspread import _columnar
+
+        return _columnar.score_rows(s, pod, columns, rows, self._counts_memo())
+
+    def normalize_batch(
+        self, state: fw.CycleState, pod: Pod, scores: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64] | None:
+        """:meth:`normalize_score` over an array of scores (the framework's batch path);
+        declines when some node lacks a required topology key (its name is needed)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return None
+        from schedframe_plugins.podtopologyspread import _columnar
+
+        return _columnar.normalize_scores(s, scores)
