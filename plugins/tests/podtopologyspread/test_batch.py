@@ -417,16 +417,27 @@ def test_node_less_row_is_left_to_filter() -> None:
 def test_row_counts_follow_generations() -> None:
     labelled = pod("x", labels={"app": "a"}, node="a")
     infos = [fw.NodeInfo(node("a")), fw.NodeInfo(node("b"))]
+    snap = Snapshot()
+    snap.set_node_infos(infos)
     memo = _columnar.RowCounts(limit=1)
     sel = labels_sel(app="a")
-    assert memo.counts(infos, memo.generations(infos), sel, "").tolist() == [0, 0]
+
+    def gens() -> Any:
+        return memo.generations(snap.columns())
+
+    assert memo.counts(infos, gens(), sel, "").tolist() == [0, 0]
     infos[0].add_pod(labelled)
-    assert memo.counts(infos, memo.generations(infos), sel, "").tolist() == [1, 0]
-    assert memo.counts(infos, memo.generations(infos), sel, "other").tolist() == [0, 0]
+    snap.node_changed("a")  # what the cache says when it updates a NodeInfo in place
+    assert memo.counts(infos, gens(), sel, "").tolist() == [1, 0]
+    assert memo.counts(infos, gens(), sel, "other").tolist() == [0, 0]
     infos[0].remove_pod(labelled)
     infos[1].add_pod(labelled)
-    assert memo.counts(infos, memo.generations(infos), sel, "").tolist() == [0, 1]
-    assert memo.counts(infos[:1], memo.generations(infos[:1]), sel, "").tolist() == [0]
+    snap.node_changed("a")
+    snap.node_changed("b")
+    assert memo.counts(infos, gens(), sel, "").tolist() == [0, 1]
+    alone = Snapshot()
+    alone.set_node_infos(infos[:1])
+    assert memo.counts(infos[:1], memo.generations(alone.columns()), sel, "").tolist() == [0]
 
 
 def test_declines_without_state() -> None:

@@ -161,6 +161,9 @@ class NodeColumns:
 
     Attributes:
         infos: the NodeInfos, row by row (the snapshot's own list).
+        generations: int64, each row's NodeInfo generation when last read (a row's
+            generation moves whenever its node or pods change; a plugin keeping per-row data
+            across cycles compares a copy of this array with the current one).
         names: node names, row by row.
         index: node name -> row.
         size: the number of rows.
@@ -191,7 +194,9 @@ class NodeColumns:
         self.names: list[str] = [info.name for info in infos]
         self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
         self.size = len(infos)
-        self._generations: list[int] = [info.generation for info in infos]
+        self.generations: IntArray = np.fromiter(
+            (info.generation for info in infos), dtype=np.int64, count=len(infos)
+        )
         self._nodes: list[object] = [info.node for info in infos]
         self._labels: dict[str, LabelColumn] = {}
         self._inexact_rows: set[int] = set()
@@ -224,7 +229,7 @@ class NodeColumns:
         """Re-read ``rows`` from their NodeInfos (the snapshot calls this after the cache
         copied changed nodes in). Rows whose generation did not move are skipped."""
         infos = self.infos
-        generations = self._generations
+        generations = self.generations
         for row in rows:
             info = infos[row]
             if generations[row] == info.generation:

@@ -57,8 +57,6 @@ _MAX_INT32: Final = 2**31 - 1
 # Counts and scores beyond this are left to the per-node path (Python integers): sums of a few
 # of them, and ``MAX_NODE_SCORE`` times them, still fit in int64 and float64 holds them exactly.
 _SAFE: Final = 2**52
-# Rows compared at a time when looking for changed generations.
-_CHUNK: Final = 128
 # Up to this many domains, critical paths come from the update loop itself.
 _SHORT: Final = 16
 
@@ -68,18 +66,6 @@ _Key = tuple[tuple[tuple[str, str], ...], tuple[object, ...], str]
 
 def _selector_key(selector: LabelSelector, namespace: str) -> _Key:
     return (tuple(sorted(selector.match_labels.items())), selector.match_expressions, namespace)
-
-
-def _changed_rows(old: list[int], new: list[int]) -> list[int]:
-    """The indices where two equally long lists differ. Compares slices first (a C-level
-    loop), so a few changes among thousands of rows cost little Python work."""
-    changed: list[int] = []
-    n = len(new)
-    for start in range(0, n, _CHUNK):
-        stop = start + _CHUNK
-        if old[start:stop] != new[start:stop]:
-            changed.extend([i for i in range(start, min(stop, n)) if old[i] != new[i]])
-    return changed
 
 
 class RowCounts:
@@ -93,19 +79,18 @@ class RowCounts:
     __slots__ = ("_entries", "_limit")
 
     def __init__(self, limit: int = 32) -> None:
-        self._entries: dict[_Key, tuple[list[int], IntArray]] = {}
+        self._entries: dict[_Key, tuple[IntArray, IntArray]] = {}
         self._limit = limit
 
     @staticmethod
-    def generations(infos: Sequence[fw.NodeInfo]) -> list[int]:
+    def generations(columns: fw.NodeColumns) -> IntArray:
         """The rows' current generations (pass them to :meth:`counts`; do not modify)."""
-        # A plain list: reading the attributes is the cost, converting to int64 would double it.
-        return [info.generation for info in infos]
+        return columns.generations.copy()
 
     def counts(
         self,
         infos: Sequence[fw.NodeInfo],
-        generations: list[int],
+        generations: IntArray,
         selector: LabelSelector | None,
         namespace: str,
     ) -> IntArray:
@@ -124,7 +109,7 @@ class RowCounts:
         else:
             seen, counts = entry
             if seen is not generations:
-                for row in _changed_rows(seen, generations):
+                for row in np.flatnonzero(seen != generations).tolist():
                     counts[row] = count_pods_match_selector(infos[row].pods, selector, namespace)
         self._entries[key] = (generations, counts)  # most recently used last
         while len(self._entries) > self._limit:
@@ -271,7 +256,7 @@ def pre_filter_state(
     for column in labels:
         base &= column.codes >= 0
     inclusion = _Inclusion(pod, required, columns, base)
-    generations = row_counts.generations(infos)
+    generations = row_counts.generations(columns)
     namespace = pod.namespace
     counts: list[dict[str, int]] = []
     paths: list[CriticalPaths] = []
@@ -378,7 +363,7 @@ def pre_score_counts(
     for column in labels:
         base &= column.codes >= 0
     inclusion = _Inclusion(pod, required, columns, base)
-    generations: list[int] | None = None
+    generations: IntArray | None = None
     namespace = pod.namespace
     for i, c in enumerate(constraints):
         domains = s.topology_value_to_pod_counts[i]
@@ -394,7 +379,7 @@ def pre_score_counts(
         codes = column.codes
         mask = inclusion.mask(c) & registered[codes]
         if generations is None:
-            generations = row_counts.generations(infos)
+            generations = row_counts.generations(columns)
         per_row = row_counts.counts(infos, generations, c.selector, namespace)
         weights = per_row[mask]
         order, by_code = _domain_totals(codes[mask], weights, len(column.values))
@@ -425,7 +410,7 @@ def score_rows(
             return None
         return np.zeros(n, dtype=np.int64)
     infos = columns.infos
-    generations: list[int] | None = None
+    generations: IntArray | None = None
     score = np.zeros(n, dtype=np.float64)
     for i, c in enumerate(constraints):
         column = columns.labels(c.topology_key)
@@ -435,7 +420,7 @@ def score_rows(
             return None
         if c.topology_key == LABEL_HOSTNAME:
             if generations is None:
-                generations = row_counts.generations(infos)
+                generations = row_counts.generations(columns)
             per_row = row_counts.counts(infos, generations, c.selector, pod.namespace)
             cnt = per_row[rows]
         else:
