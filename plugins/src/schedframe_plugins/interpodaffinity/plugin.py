@@ -23,6 +23,7 @@ from schedframe.framework import (
 )
 from schedframe.objects import Node, Pod
 from schedframe_plugins import names
+from schedframe_plugins.interpodaffinity._sums import SumsCache
 from schedframe_plugins.interpodaffinity.filtering import (
     FilteringMixin,
     pod_matches_all_affinity_terms,
@@ -120,6 +121,8 @@ class InterPodAffinity(
         self._handle = handle
         self._hard_pod_affinity_weight = args.hard_pod_affinity_weight
         self._ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
+        # Per-domain sums of the snapshot's pods and terms, shared by PreFilter and PreScore.
+        self._sums = SumsCache()
 
     @property
     def args(self) -> InterPodAffinityArgs:

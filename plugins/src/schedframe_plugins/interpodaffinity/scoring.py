@@ -4,7 +4,9 @@ PreScore sums weights per topology pair: the incoming pod's preferred affinity (
 anti-affinity (-) terms matched by existing pods, and the existing pods' required affinity
 (``hardPodAffinityWeight``), preferred affinity (+) and anti-affinity (-) terms the incoming
 pod matches. A node's raw score is the sum over the pairs its labels carry; normalisation maps
-the lowest raw score to 0 and the highest to 100.
+the lowest raw score to 0 and the highest to 100. The weights are summed from the per-domain
+sums of :mod:`._sums` (each distinct term matched once); ``score_batch`` and
+``normalize_batch`` do Score and NormalizeScore over NumPy arrays.
 
 Upstream: ``pkg/scheduler/framework/plugins/interpodaffinity/scoring.go``.
 """
@@ -12,6 +14,7 @@ Upstream: ``pkg/scheduler/framework/plugins/interpodaffinity/scoring.go``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, Final
 
 from schedframe import framework as fw
@@ -25,6 +28,7 @@ from schedframe.framework import (
     Status,
     WeightedAffinityTerm,
 )
+from schedframe_plugins.interpodaffinity._sums import ClusterSums, Domains, SumsCache
 from schedframe_plugins.interpodaffinity.filtering import (
     NO_LABELS,
     get_namespace_labels_snapshot,
@@ -32,7 +36,13 @@ from schedframe_plugins.interpodaffinity.filtering import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from schedframe.objects import Pod
+
+    IntArray = npt.NDArray[np.int64]
+    RowArray = npt.NDArray[np.intp]
 
 __all__ = ["PRE_SCORE_STATE_KEY", "ScoringMixin"]
 
@@ -61,6 +71,36 @@ _MISSING_STATE_MESSAGE: Final = (
 )
 _SKIP: Final = Status(Code.SKIP)
 _MAX_NODE_SCORE: Final = float(fw.MAX_NODE_SCORE)
+#: Raw scores and their spread must stay within int64 for the batch forms.
+_INT64_LIMIT: Final = 2**63
+
+
+def _add_domains(scores: ScoreMap, domains: Domains, weight: int) -> None:
+    # ``domains`` counts instances per domain of its key; each instance weighs ``weight``. A
+    # domain gets an entry as soon as one instance is there, even when the weights cancel.
+    counts = domains.values
+    if not counts:
+        return
+    values = scores.get(domains.key)
+    if values is None:
+        values = scores[domains.key] = {}
+    get = values.get
+    for value, n in counts.items():
+        values[value] = get(value, 0) + weight * n
+
+
+def _merge_weighted(
+    terms: Sequence[WeightedAffinityTerm], handle: fw.Handle
+) -> tuple[WeightedAffinityTerm, ...]:
+    merged: list[WeightedAffinityTerm] = []
+    for weighted in terms:
+        term: AffinityTerm = merge_affinity_term_namespaces_if_not_empty(weighted.term, handle)
+        merged.append(
+            weighted
+            if term is weighted.term
+            else WeightedAffinityTerm(term=term, weight=weighted.weight)
+        )
+    return tuple(merged)
 
 
 def _add(scores: ScoreMap, labels: Mapping[str, str], key: str, value: int) -> None:
@@ -88,18 +128,87 @@ def _process_terms(
             _add(scores, labels, term.topology_key, weighted.weight * sign)
 
 
-def _merge_weighted(
-    terms: Sequence[WeightedAffinityTerm], handle: fw.Handle
-) -> tuple[WeightedAffinityTerm, ...]:
-    merged: list[WeightedAffinityTerm] = []
-    for weighted in terms:
-        term: AffinityTerm = merge_affinity_term_namespaces_if_not_empty(weighted.term, handle)
-        merged.append(
-            weighted
-            if term is weighted.term
-            else WeightedAffinityTerm(term=term, weight=weighted.weight)
-        )
-    return tuple(merged)
+def _scores_pod_by_pod(
+    nodes: Sequence[NodeInfo],
+    has_constraints: bool,
+    pod: Pod,
+    namespace_labels: Mapping[str, str],
+    preferred_affinity: Sequence[WeightedAffinityTerm],
+    preferred_anti_affinity: Sequence[WeightedAffinityTerm],
+    hard_weight: int,
+) -> ScoreMap:
+    """PreScore's sums, every existing pod on ``nodes`` against every term in turn."""
+    scores: ScoreMap = {}
+    for node_info in nodes:
+        node = node_info.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        if not labels:
+            # A node without labels is in no topology domain.
+            continue
+        existing_pods = node_info.pods if has_constraints else node_info.pods_with_affinity
+        for existing in existing_pods:
+            other = existing.pod
+            # The incoming pod's terms need no namespace labels: their selectors are folded
+            # into namespaces.
+            _process_terms(scores, preferred_affinity, other, NO_LABELS, labels, 1)
+            _process_terms(scores, preferred_anti_affinity, other, NO_LABELS, labels, -1)
+            if hard_weight > 0:
+                for term in existing.required_affinity_terms:
+                    if term.matches(pod, namespace_labels):
+                        _add(scores, labels, term.topology_key, hard_weight)
+            _process_terms(
+                scores, existing.preferred_affinity_terms, pod, namespace_labels, labels, 1
+            )
+            _process_terms(
+                scores, existing.preferred_anti_affinity_terms, pod, namespace_labels, labels, -1
+            )
+    return scores
+
+
+def _scores_from_sums(
+    sums: ClusterSums,
+    pod: Pod,
+    namespace_labels: Mapping[str, str],
+    preferred_affinity: Sequence[WeightedAffinityTerm],
+    preferred_anti_affinity: Sequence[WeightedAffinityTerm],
+    hard_weight: int,
+    needed: bool,
+) -> ScoreMap:
+    """PreScore's sums from ``sums`` (the same as :func:`_scores_pod_by_pod`): each distinct
+    term matched once against each distinct kind of pod, the domains weighed in bulk.
+
+    ``needed`` is false when no pod has affinity terms and the pod has no preferred ones:
+    nothing can score then.
+    """
+    scores: ScoreMap = {}
+    if not needed:
+        return scores
+    sums.sync()
+    if preferred_affinity or preferred_anti_affinity:
+        # The incoming pod's terms against every pod. They need no namespace labels: their
+        # selectors are folded into namespaces.
+        pods = sums.pods
+        for terms, sign in ((preferred_affinity, 1), (preferred_anti_affinity, -1)):
+            for weighted in terms:
+                term = weighted.term
+                key = term.topology_key
+                weight = weighted.weight * sign
+                for kind in pods.subjects():
+                    if term.matches(sums.example(kind), NO_LABELS):
+                        _add_domains(scores, pods.domains(kind, key), weight)
+    # The existing pods' terms against the incoming pod.
+    existing = sums.scoring_terms
+    for subject in existing.subjects():
+        term, weight, required = subject
+        if required:
+            if hard_weight <= 0:
+                continue
+            weight = hard_weight
+        if term.matches(pod, namespace_labels):
+            _add_domains(scores, existing.domains(subject, term.topology_key), weight)
+    return scores
 
 
 class ScoringMixin:
@@ -108,6 +217,7 @@ class ScoringMixin:
     _handle: fw.Handle
     _hard_pod_affinity_weight: int
     _ignore_preferred_terms_of_existing_pods: bool
+    _sums: SumsCache
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Sum the weights per topology pair; Skip when no term matched anywhere."""
@@ -130,8 +240,6 @@ class ScoringMixin:
 
         handle = self._handle
         lister = handle.snapshot_shared_lister().node_infos
-        # Without preferred terms of its own, only pods with affinity terms can score.
-        all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
 
         pod_info = PodInfo(pod)
         preferred_affinity = _merge_weighted(pod_info.preferred_affinity_terms, handle)
@@ -139,36 +247,29 @@ class ScoringMixin:
         namespace_labels = get_namespace_labels_snapshot(pod.namespace, handle)
         hard_weight = self._hard_pod_affinity_weight
 
-        scores: ScoreMap = {}
-        for node_info in all_nodes:
-            node = node_info.node
-            if node is None:
-                continue
-            labels = node.metadata.labels
-            if not labels:
-                # A node without labels is in no topology domain.
-                continue
-            existing_pods = node_info.pods if has_constraints else node_info.pods_with_affinity
-            for existing in existing_pods:
-                other = existing.pod
-                # The incoming pod's terms need no namespace labels: their selectors are
-                # folded into namespaces.
-                _process_terms(scores, preferred_affinity, other, NO_LABELS, labels, 1)
-                _process_terms(scores, preferred_anti_affinity, other, NO_LABELS, labels, -1)
-                if hard_weight > 0:
-                    for term in existing.required_affinity_terms:
-                        if term.matches(pod, namespace_labels):
-                            _add(scores, labels, term.topology_key, hard_weight)
-                _process_terms(
-                    scores, existing.preferred_affinity_terms, pod, namespace_labels, labels, 1
-                )
-                _process_terms(
-                    scores,
-                    existing.preferred_anti_affinity_terms,
+        cache = self._sums
+        with cache.lock:
+            sums = cache.of(lister)
+            if sums is not None:
+                scores = _scores_from_sums(
+                    sums,
                     pod,
                     namespace_labels,
-                    labels,
-                    -1,
+                    preferred_affinity if has_constraints else (),
+                    preferred_anti_affinity if has_constraints else (),
+                    hard_weight,
+                    has_constraints or bool(lister.have_pods_with_affinity_list()),
+                )
+            else:
+                # Without preferred terms of its own, only pods with affinity terms can score.
+                scores = _scores_pod_by_pod(
+                    lister.list() if has_constraints else lister.have_pods_with_affinity_list(),
+                    has_constraints,
+                    pod,
+                    namespace_labels,
+                    preferred_affinity,
+                    preferred_anti_affinity,
+                    hard_weight,
                 )
 
         if not scores:
@@ -211,3 +312,61 @@ class ScoringMixin:
         else:
             values[:] = [0] * len(values)
         return None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray
+    ) -> IntArray | None:
+        """:meth:`score` of ``rows``: per topology key, the weights looked up by label code.
+
+        ``None`` when a row has no Node (:meth:`score` raises) or a sum might leave int64.
+        """
+        import numpy as np
+
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return None
+        totals = np.zeros(len(rows), dtype=np.int64)
+        bound = 0
+        probe = None
+        for key, values in s.topology_score.items():
+            if not values:
+                continue
+            bound += max(map(abs, values.values()))
+            if bound >= _INT64_LIMIT:
+                return None
+            column = columns.labels(key)
+            # One extra entry, 0, answers code -1 (label missing) and takes the values no
+            # node has.
+            missing = len(column.values)
+            weights = np.zeros(missing + 1, dtype=np.int64)
+            weights[list(map(column.code_of.get, values, repeat(missing, len(values))))] = list(
+                values.values()
+            )
+            weights[missing] = 0
+            codes = column.codes[rows]
+            probe = codes
+            totals += weights[codes]
+        infos = columns.infos
+        candidates = rows.tolist() if probe is None else rows[probe < 0].tolist()
+        if any(infos[row].node is None for row in candidates):
+            return None
+        return totals
+
+    def normalize_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray | None:
+        """:meth:`normalize_score` on an array, with the same float operations."""
+        import numpy as np
+
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return None
+        if not s.topology_score or not len(scores):
+            return scores
+        lowest = int(scores.min())
+        spread = int(scores.max()) - lowest
+        if spread <= 0:
+            return np.zeros(len(scores), dtype=np.int64)
+        if spread >= _INT64_LIMIT:
+            return None
+        shifted = (scores - lowest).astype(np.float64)
+        scaled: IntArray = (_MAX_NODE_SCORE * (shifted / float(spread))).astype(np.int64)
+        return scaled
