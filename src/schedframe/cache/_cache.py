@@ -285,7 +285,7 @@ class Cache:
             by_name = snapshot._by_name
             pvc_counts = snapshot._pvc_counts
             update_all = snapshot._tree_version != self._tree.version
-            update_affinity = False
+            flipped: list[NodeInfo] = []  # nodes entering or leaving an affinity side list
             for info in reversed(self._nodes.values()):
                 if info.generation <= generation:
                     break  # everything further was in the previous snapshot
@@ -302,7 +302,7 @@ class Cache:
                 if (not existing.pods_with_affinity) != (not clone.pods_with_affinity) or (
                     not existing.pods_with_required_anti_affinity
                 ) != (not clone.pods_with_required_anti_affinity):
-                    update_affinity = True
+                    flipped.append(existing)
                 if existing.pvc_ref_counts != clone.pvc_ref_counts:
                     _apply_pvc_delta(pvc_counts, existing.pvc_ref_counts, clone.pvc_ref_counts)
                 # Keep the object: the node list and side lists point at it.
@@ -323,8 +323,8 @@ class Cache:
 
             if update_all:
                 self._rebuild_lists(snapshot)
-            elif update_affinity:
-                snapshot._refresh_affinity_lists()
+            elif flipped:
+                snapshot._update_affinity_lists(flipped)
 
             if len(snapshot._node_list) != self._tree.num_nodes:
                 message = (

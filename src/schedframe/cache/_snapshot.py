@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 
 from schedframe.framework import (
@@ -32,6 +33,7 @@ class Snapshot:
         "_have_affinity",
         "_have_required_anti_affinity",
         "_node_list",
+        "_position",
         "_pvc_counts",
         "_tree_version",
         "generation",
@@ -42,6 +44,8 @@ class Snapshot:
         # their identity across updates so the lists need not be rebuilt.
         self._by_name: dict[str, NodeInfo] = {}
         self._node_list: list[NodeInfo] = []
+        # NodeInfo identity -> its index in _node_list (keeps the side lists in list order).
+        self._position: dict[int, int] = {}
         self._have_affinity: list[NodeInfo] = []
         self._have_required_anti_affinity: list[NodeInfo] = []
         # Claim key -> number of pods in the snapshot using it (upstream usedPVCRefCounts).
@@ -104,10 +108,30 @@ class Snapshot:
         self._pvc_counts = counts
 
     def _refresh_affinity_lists(self) -> None:
+        self._position = {id(info): i for i, info in enumerate(self._node_list)}
         self._have_affinity = [i for i in self._node_list if i.pods_with_affinity]
         self._have_required_anti_affinity = [
             i for i in self._node_list if i.pods_with_required_anti_affinity
         ]
+
+    def _update_affinity_lists(self, infos: Iterable[NodeInfo]) -> None:
+        """Add ``infos`` to, or drop them from, the affinity side lists as their pods now say,
+        keeping node-list order (the cache calls this for nodes that changed in place)."""
+        position = self._position
+        for info in infos:
+            at = position.get(id(info))
+            if at is None:  # not in the node list: the next full rebuild sorts it out
+                continue
+            for side, member in (
+                (self._have_affinity, bool(info.pods_with_affinity)),
+                (self._have_required_anti_affinity, bool(info.pods_with_required_anti_affinity)),
+            ):
+                index = bisect.bisect_left(side, at, key=lambda i: position[id(i)])
+                present = index < len(side) and side[index] is info
+                if member and not present:
+                    side.insert(index, info)
+                elif present and not member:
+                    del side[index]
 
     # -- SharedLister ------------------------------------------------------------------------
 

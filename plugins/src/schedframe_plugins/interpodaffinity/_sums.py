@@ -321,6 +321,8 @@ class ClusterSums:
         when the cache updates it, which moves ``snapshot.generation``: while that stays (and
         is not 0, as in a snapshot built by hand) nothing needs looking at.
         """
+        import numpy as np
+
         snapshot = self.snapshot
         generation = snapshot.generation
         current = snapshot.list()
@@ -338,7 +340,12 @@ class ClusterSums:
             self._nodes = list(current)
         self._source = current
         threshold = self._threshold
-        for info in [info for info in current if info.generation > threshold]:
+        columns = snapshot.columns()
+        if columns.infos is current:  # the columns hold every row's generation
+            changed = [current[r] for r in np.flatnonzero(columns.generations > threshold).tolist()]
+        else:
+            changed = [info for info in current if info.generation > threshold]
+        for info in changed:
             entry = entries.get(info)
             if entry is None or entry.generation != info.generation:
                 if entry is not None:
