@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar, Final
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, ClassVar, Final, TypeVar
 
 import attrs
 
@@ -101,6 +101,15 @@ _REASON_EPHEMERAL_STORAGE: Final = insufficient_reason(_EPHEMERAL_STORAGE)
 # --------------------------------------------------------------------------------------------
 
 
+_T = TypeVar("_T")
+
+
+def _as_tuple(items: Iterable[_T]) -> tuple[_T, ...]:
+    # A Python function, not the builtin: attrs inspects a converter's signature, and for a
+    # builtin that means parsing its text signature (tens of milliseconds at first import).
+    return tuple(items)
+
+
 @attrs.frozen(kw_only=True)
 class UtilizationShapePoint:
     """A point of a scoring curve: ``utilization`` in percent, ``score`` on 0..10."""
@@ -113,7 +122,7 @@ class UtilizationShapePoint:
 class RequestedToCapacityRatioParam:
     """The curve of the ``RequestedToCapacityRatio`` strategy."""
 
-    shape: tuple[UtilizationShapePoint, ...] = attrs.field(default=(), converter=tuple)
+    shape: tuple[UtilizationShapePoint, ...] = attrs.field(default=(), converter=_as_tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -147,8 +156,8 @@ class NodeResourcesFitArgs:
         scoring_strategy: the Score strategy; LeastAllocated over cpu and memory by default.
     """
 
-    ignored_resources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    ignored_resource_groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    ignored_resources: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
+    ignored_resource_groups: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
     scoring_strategy: ScoringStrategy = attrs.field(factory=_default_strategy)
 
     def validate(self) -> list[errors.FieldIssue]:
