@@ -13,7 +13,14 @@ Documented divergences, none of them observable in what ends up in the cluster o
   terminating) and carry the ``DisruptionTarget`` condition, and ``Preempted`` events are
   recorded, exactly as after the goroutine finishes upstream.
 * **Serial dry run.** Candidates are searched node by node, as upstream does with
-  ``parallelism: 1``; the search stops as soon as enough candidates are found.
+  ``parallelism: 1``; the search stops as soon as enough candidates are found. With a
+  plugin's :class:`~schedframe.preemption.DryRun` shortcuts (DefaultPreemption: nodes where
+  the preemptor would still not fit NodeResourcesFit's pod count, cpu, memory or ephemeral
+  storage with every lower-priority pod gone, and reprieves after which it certainly does
+  not fit), nodes that cannot become candidates are passed over and Filter runs whose
+  verdict is known are skipped. The candidates are the same; Filter plugins are called
+  fewer times (upstream's count varies too, with its parallel search stopping early), and
+  when candidates are found the returned statuses leave the passed-over nodes out.
 * **No re-read of the preemptor.** Upstream first re-reads the preemptor from the informer;
   the Handle has no pod lister, so the pod handed to PostFilter is used.
 * **No extenders.** Scheduler extenders are not modelled, so ``ProcessPreemption`` is not
@@ -45,6 +52,7 @@ from schedframe.objects import PodCondition
 from schedframe.preemption._types import (
     CHOSEN_CANDIDATE_KEY,
     Candidate,
+    DryRun,
     Interface,
     PreemptionError,
     Victims,
@@ -182,15 +190,28 @@ class Evaluator:
 
         Nodes marked UnschedulableAndUnresolvable (or absent from ``m``, which reads as such)
         are not tried: evicting pods cannot help there.
+
+        When the interface offers shortcuts (a :class:`~schedframe.preemption.DryRun`), nodes
+        they rule out are passed over without a dry run. The candidates are the same; the
+        statuses and errors returned alongside them then cover only the nodes dry-run. If no
+        candidate is found, every node is dry-run again without shortcuts, so the statuses and
+        errors explaining why are complete and in node order.
         """
         if not all_nodes:
             return [], None, PreemptionError(["no nodes available"])
-        potential = [ni for ni in all_nodes if m.get(ni.name).code is Code.UNSCHEDULABLE]
+        unschedulable = Code.UNSCHEDULABLE
+        potential = [ni for ni in all_nodes if m.get(ni.name).code is unschedulable]
         if not potential:
             log.debug("preemption will not help schedule pod %s on any node", pod.key)
             return [], NodeToStatus(), None
         pdbs = list(self.handle.pod_disruption_budgets())
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
+        prepare = getattr(self.interface, "prepare_dry_run", None)
+        plan: DryRun | None = prepare(state, pod, m) if prepare is not None else None
+        if plan is not None:
+            found = self._dry_run(state, pod, potential, pdbs, offset, num_candidates, plan)
+            if found[0]:
+                return found
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
 
     def dry_run_preemption(
@@ -210,17 +231,34 @@ class Evaluator:
         no PDB come first. Nodes that cannot help get their status in the returned map;
         ``Error`` statuses are also aggregated into the returned exception.
         """
+        return self._dry_run(state, pod, potential_nodes, pdbs, offset, num_candidates, None)
+
+    def _dry_run(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+        plan: DryRun | None,
+    ) -> tuple[list[Candidate], NodeToStatus, Exception | None]:
+        # dry_run_preemption; nodes the plan rules out are skipped (they would not have
+        # become candidates, so the candidates and the stopping point are unchanged).
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses = NodeToStatus()
         errors: list[str] = []
+        select_victims = (plan or self.interface).select_victims_on_node
+        cannot_help = plan.cannot_help if plan is not None else None
         n = len(potential_nodes)
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].clone()
+            node_info = potential_nodes[(offset + i) % n]
+            if cannot_help is not None and cannot_help(node_info):
+                continue
+            node_copy = node_info.clone()
             name = node_copy.name
-            pods, num_violations, status = self.interface.select_victims_on_node(
-                state.clone(), pod, node_copy, pdbs
-            )
+            pods, num_violations, status = select_victims(state.clone(), pod, node_copy, pdbs)
             succeeded = status is None or status.is_success()
             if succeeded and pods:
                 c = Candidate(name, Victims(pods, num_violations))

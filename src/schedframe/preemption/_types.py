@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHOSEN_CANDIDATE_KEY",
     "Candidate",
+    "DryRun",
     "Interface",
     "PreemptionError",
     "ScoreFunc",
@@ -85,6 +86,10 @@ class Interface(Protocol):
 
     DefaultPreemption implements it; a custom preemption plugin can implement it to reuse the
     Evaluator's search, selection and eviction.
+
+    An implementation may also offer ``prepare_dry_run(state, pod, m) -> DryRun | None``
+    (not part of the protocol; looked up when present): shortcuts for one preemption's dry
+    run, or ``None`` for none (see :class:`DryRun`).
     """
 
     def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
@@ -119,4 +124,32 @@ class Interface(Protocol):
     ) -> list[ScoreFunc] | None:
         """Score functions applied in order to break ties between candidates; ``None`` or empty
         selects the default criteria of :func:`pick_one_node_for_preemption`."""
+        ...
+
+
+class DryRun(Protocol):
+    """Shortcuts a preemption plugin offers for one preemption's dry run.
+
+    An :class:`Interface` implementation may have ``prepare_dry_run(state, pod, m)`` return
+    one; :meth:`Evaluator.find_candidates <schedframe.preemption.Evaluator.find_candidates>`
+    then passes over the nodes :meth:`cannot_help` rules out and calls this object's
+    :meth:`select_victims_on_node` instead of the interface's. Both must leave the candidates
+    exactly as they would be without them.
+    """
+
+    def cannot_help(self, node_info: NodeInfo) -> bool:
+        """True only when the interface's ``select_victims_on_node``, run on copies of this
+        node and of the cycle state, would return a non-success status or no victims. Reads
+        the snapshot's NodeInfo; must not change it."""
+        ...
+
+    def select_victims_on_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status | None]:
+        """The interface's answer for this node (it may skip Filter runs whose verdict it
+        already knows, so plugins may see fewer Filter calls)."""
         ...

@@ -13,6 +13,12 @@ Port of upstream ``defaultpreemption/default_preemption.go``. The plugin supplie
   minCandidateNodesAbsolute)`` candidates (at most N), from a random offset drawn from the
   scheduler's seeded ``rng``.
 
+When NodeResourcesFit filters the preemptor, the dry run skips work whose outcome that Filter
+already decides (:meth:`DefaultPreemption.prepare_dry_run`): nodes where the preemptor would
+not fit even with every lower-priority pod gone are passed over, and a reprieved pod after
+which it no longer fits stays a victim without a Filter run. The candidates, and so the
+nomination and the victims, are those of the full dry run.
+
 Victims are evicted synchronously (upstream's ``SchedulerAsyncPreemption`` evicts them in a
 goroutine and blocks the preemptor in PreEnqueue meanwhile); the cluster ends up the same, so
 this plugin has no PreEnqueue and registers no events, as upstream with async preemption off.
@@ -29,6 +35,8 @@ from schedframe import errors, preemption
 from schedframe import framework as fw
 from schedframe.objects import Pod, PodDisruptionBudget
 from schedframe_plugins import names
+from schedframe_plugins.defaultpreemption import _fit_bound
+from schedframe_plugins.noderesources.fit import Fit
 
 __all__ = [
     "MSG_NO_VICTIMS",
@@ -158,6 +166,16 @@ class DefaultPreemption(fw.PostFilterPlugin):
         self.evaluator = preemption.Evaluator(NAME, handle, self)
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
         self.more_important_pod: MoreImportantPodFunc = self._more_important_pod
+        # The bound default, when a subclass did not override it: victims are then sorted by
+        # a key (same order) instead of by pairwise comparisons.
+        self._default_more_important: MoreImportantPodFunc | None = (
+            self.more_important_pod
+            if type(self)._more_important_pod is DefaultPreemption._more_important_pod
+            else None
+        )
+        # (the handle's filter plugin list, its length, the NodeResourcesFit found in it)
+        self._fit_lookup: tuple[object, int, Fit | None] | None = None
+        self._remainders = _fit_bound.Remainders()
 
     def _more_important_pod(self, pod1: Pod, pod2: Pod) -> bool:
         return preemption.more_important_pod(pod1, pod2, self.evaluator.now())
@@ -237,73 +255,150 @@ class DefaultPreemption(fw.PostFilterPlugin):
         added back one at a time, most important first, PDB-violating ones before the rest,
         and each one that makes the pod unfit again becomes a victim.
         """
+        return self._select_victims(state, pod, node_info, pdbs, None)
+
+    def _select_victims(
+        self,
+        state: fw.CycleState,
+        pod: Pod,
+        node_info: fw.NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+        fit_request: _fit_bound.FitRequest | None,
+    ) -> tuple[list[Pod], int, fw.Status | None]:
+        # select_victims_on_node. With ``fit_request`` (NodeResourcesFit filters this cycle
+        # and reads that request), a reprieve after which that Filter certainly rejects the
+        # node leaves the pod a victim without running the filters: their verdict is known.
         handle = self._handle
-
-        def remove(info: fw.PodInfo) -> fw.Status | None:
-            try:
-                node_info.remove_pod(info.pod)
-            except KeyError as exc:
-                return fw.Status.from_error(exc)
-            status = handle.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
-            return _as_error(status)
-
-        def add(info: fw.PodInfo) -> fw.Status | None:
-            node_info.add_pod(info)
-            status = handle.run_pre_filter_extension_add_pod(state, pod, info, node_info)
-            return _as_error(status)
-
-        potential = [
-            info for info in node_info.pods if self._is_preemption_allowed(node_info, info, pod)
-        ]
-        for info in potential:
-            status = remove(info)
-            if status is not None:
-                return [], 0, status
+        if self._only_priority_decides():
+            priority = pod.priority
+            potential = [info for info in node_info.pods if info.pod.priority < priority]
+        else:
+            allowed = self._is_preemption_allowed
+            potential = [info for info in node_info.pods if allowed(node_info, info, pod)]
         if not potential:
             return [], 0, fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
 
+        remove_extension = handle.run_pre_filter_extension_remove_pod
+        add_extension = handle.run_pre_filter_extension_add_pod
+        for info in potential:
+            try:
+                node_info.remove_pod(info.pod)
+            except KeyError as exc:
+                return [], 0, fw.Status.from_error(exc)
+            status = remove_extension(state, pod, info, node_info)
+            if status is not None and not status.is_success():
+                return [], 0, _as_error(status)
+
+        # Without pods nominated to the node, filtering "with nominated pods" is plain
+        # filtering; the nominations do not change during the dry run.
+        node = node_info.node
+        if node and node.metadata.name in handle.nominator.nominated_node_names():
+            run_filters = handle.run_filter_plugins_with_nominated_pods
+        else:
+            run_filters = handle.run_filter_plugins
+
         # Affinity of the preemptor to a victim is not considered: it would not fit here.
-        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        status = run_filters(state, pod, node_info)
         if status is not None and not status.is_success():
             return [], 0, status
 
-        more_important = self.more_important_pod
-        potential = preemption.sort_by_importance(
-            potential, lambda a, b: more_important(a.pod, b.pod)
-        )
-        violating, non_violating = preemption.filter_pods_with_pdb_violation(potential, pdbs)
+        order = self._importance_order()
+        if order is not None:
+            potential.sort(key=lambda info: order(info.pod))
+        else:
+            more_important = self.more_important_pod
+            potential = preemption.sort_by_importance(
+                potential, lambda a, b: more_important(a.pod, b.pod)
+            )
+        if pdbs:
+            violating, non_violating = preemption.filter_pods_with_pdb_violation(potential, pdbs)
+        else:
+            violating, non_violating = [], potential
+
+        # Reprieve: put each pod back; the ones after which the pod no longer fits are victims.
         victims: list[fw.PodInfo] = []
-
-        def reprieve(info: fw.PodInfo) -> tuple[bool, fw.Status | None]:
-            status = add(info)
-            if status is not None:
-                return False, status
-            fit = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-            fits = fit is None or fit.is_success()
-            if not fits:
-                status = remove(info)
-                if status is not None:
-                    return False, status
-                victims.append(info)
-            return fits, None
-
         num_violating = 0
-        for info in violating:
-            fits, status = reprieve(info)
-            if status is not None:
-                return [], 0, status
-            if not fits:
-                num_violating += 1
-        for info in non_violating:
-            _, status = reprieve(info)
-            if status is not None:
-                return [], 0, status
+        for group, counts_violation in ((violating, True), (non_violating, False)):
+            for info in group:
+                node_info.add_pod(info)
+                status = add_extension(state, pod, info, node_info)
+                if status is not None and not status.is_success():
+                    return [], 0, _as_error(status)
+                if fit_request is None or not _fit_bound.node_exceeds(fit_request, node_info):
+                    fit = run_filters(state, pod, node_info)
+                    if fit is None or fit.is_success():
+                        continue
+                try:
+                    node_info.remove_pod(info.pod)
+                except KeyError as exc:
+                    return [], 0, fw.Status.from_error(exc)
+                status = remove_extension(state, pod, info, node_info)
+                if status is not None and not status.is_success():
+                    return [], 0, _as_error(status)
+                victims.append(info)
+                if counts_violation:
+                    num_violating += 1
 
         if violating and non_violating:
-            victims = preemption.sort_by_importance(
-                victims, lambda a, b: more_important(a.pod, b.pod)
-            )
+            if order is not None:
+                victims.sort(key=lambda info: order(info.pod))
+            else:
+                more_important = self.more_important_pod
+                victims = preemption.sort_by_importance(
+                    victims, lambda a, b: more_important(a.pod, b.pod)
+                )
         return [info.pod for info in victims], num_violating, None
+
+    def prepare_dry_run(
+        self, state: fw.CycleState, pod: Pod, m: fw.NodeToStatus
+    ) -> preemption.DryRun | None:
+        """Shortcuts for the Evaluator's dry run when NodeResourcesFit filters ``pod``
+        (see :class:`schedframe.preemption.DryRun`).
+
+        A node is passed over when it has no lower-priority pod, or when NodeResourcesFit's
+        Filter rejects it with all of them gone, with or without the pods nominated to it that
+        the filters would count; and during the reprieve, a victim put back after which that
+        Filter rejects the node stays a victim without a Filter run. ``None`` (no shortcuts)
+        when the victim selection or eligibility was customised, or NodeResourcesFit does not
+        filter in this cycle.
+        """
+        select = getattr(self.select_victims_on_node, "__func__", None)
+        if select is not DefaultPreemption.select_victims_on_node:
+            return None
+        if not self._only_priority_decides():
+            return None
+        request = self._fit_request(state)
+        if request is None:
+            return None
+        return _DryRun(self, pod, request)
+
+    def _fit_request(self, state: fw.CycleState) -> _fit_bound.FitRequest | None:
+        """The pod's request as NodeResourcesFit's Filter reads it, when that Filter runs in
+        this cycle (enabled, not skipped); otherwise ``None``."""
+        plugins = getattr(self._handle, "filter_plugins", None)
+        if not isinstance(plugins, list):
+            return None
+        lookup = self._fit_lookup
+        if lookup is None or lookup[0] is not plugins or lookup[1] != len(plugins):
+            lookup = self._fit_lookup = (plugins, len(plugins), _fit_bound.fit_filter(plugins))
+        fit = lookup[2]
+        if fit is None or fit.name in state.skip_filter_plugins:
+            return None
+        return _fit_bound.request_of(state)
+
+    def _only_priority_decides(self) -> bool:
+        """Whether every lower-priority pod may be a victim (no extra eligibility veto)."""
+        return (
+            self.is_eligible_pod is _always_eligible
+            and type(self)._is_preemption_allowed is DefaultPreemption._is_preemption_allowed
+        )
+
+    def _importance_order(self) -> Callable[[Pod], tuple[int, int]] | None:
+        """A sort key equal to :attr:`more_important_pod` while it is the default one; ``None``
+        after it was replaced (the predicate is then used pairwise)."""
+        if self.more_important_pod != self._default_more_important:
+            return None
+        return preemption.importance_key(self.evaluator.now())
 
     def ordered_score_funcs(
         self, nodes_to_victims: Mapping[str, preemption.Victims]
@@ -317,6 +412,65 @@ class DefaultPreemption(fw.PostFilterPlugin):
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(
             node_info, victim, preemptor
         )
+
+
+class _DryRun:
+    """DefaultPreemption's dry-run shortcuts for one preemptor (see ``prepare_dry_run``)."""
+
+    __slots__ = (
+        "_nominated",
+        "_nominator",
+        "_plugin",
+        "_priority",
+        "_remainder_of",
+        "_request",
+        "_uid",
+    )
+
+    def __init__(self, plugin: DefaultPreemption, pod: Pod, request: _fit_bound.FitRequest) -> None:
+        self._plugin = plugin
+        self._request = request
+        self._priority = pod.priority
+        self._uid = pod.uid
+        self._nominator = plugin._handle.nominator
+        # Nominations do not change during the dry run.
+        self._nominated = self._nominator.nominated_node_names()
+        self._remainder_of = plugin._remainders.of
+
+    def cannot_help(self, node_info: fw.NodeInfo) -> bool:
+        priority = self._priority
+        lower, count, cpu, memory, storage = self._remainder_of(node_info, priority)
+        if not lower:
+            return True  # select_victims_on_node: no victims, unresolvable
+        request = self._request
+        allocatable = node_info.allocatable
+        if _fit_bound.exceeds(request, allocatable, count, cpu, memory, storage):
+            return True
+        node = node_info.node
+        if not node or node.metadata.name not in self._nominated:
+            return False
+        # The filters first run with these pods added to the node.
+        counted = False
+        uid = self._uid
+        for info in self._nominator.nominated_pods_for_node(node.metadata.name):
+            other = info.pod
+            if other.priority >= priority and other.uid != uid:
+                counted = True
+                count += 1
+                r = other.requests
+                cpu += r.get(_fit_bound.CPU, 0)
+                memory += r.get(_fit_bound.MEMORY, 0)
+                storage += r.get(_fit_bound.EPHEMERAL_STORAGE, 0)
+        return counted and _fit_bound.exceeds(request, allocatable, count, cpu, memory, storage)
+
+    def select_victims_on_node(
+        self,
+        state: fw.CycleState,
+        pod: Pod,
+        node_info: fw.NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, fw.Status | None]:
+        return self._plugin._select_victims(state, pod, node_info, pdbs, self._request)
 
 
 def _as_error(status: fw.Status | None) -> fw.Status | None:

@@ -1,0 +1,453 @@
+"""DefaultPreemption's fast paths give the general path's answers.
+
+* The dry-run shortcuts (``prepare_dry_run``) rule out only nodes whose dry run yields no
+  candidate and select the same victims with fewer Filter runs, so the Evaluator finds the
+  same candidates with them as without them, and the same statuses and errors when there are
+  none.
+* Victims are ordered by a sort key (:func:`schedframe.preemption.importance_key`) while
+  ``more_important_pod`` is the default: the same order as the pairwise predicate.
+* :func:`~schedframe.preemption.pick_one_node_for_preemption` converts start times once; its
+  choice is the one of the criteria written out with ``get_earliest_pod_start_time``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import ClassVar
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from schedframe import framework as fw
+from schedframe import preemption
+from schedframe.objects import Node, Pod, PodDisruptionBudget
+from schedframe.preemption import Victims
+from schedframe.runtime import Framework
+from schedframe_plugins.defaultpreemption import DefaultPreemption, DefaultPreemptionArgs
+from schedframe_plugins.defaultpreemption._fit_bound import Remainders
+from schedframe_plugins.noderesources import Fit
+
+from ._builders import (
+    NOW,
+    ErrorOnLabelPlugin,
+    PluginFactory,
+    SequenceRandom,
+    cluster,
+    node,
+    pdb,
+    pod,
+    pre_filter,
+)
+
+PRIORITIES = st.sampled_from([-10, 0, 10, 100, 1000])
+STARTS = st.one_of(st.none(), st.integers(0, 5).map(lambda s: NOW - timedelta(seconds=10 * s)))
+
+
+class RejectLabelled(fw.FilterPlugin):
+    """Rejects nodes labelled ``reject=true`` (a Filter that evictions cannot satisfy)."""
+
+    name: ClassVar[str] = "RejectLabelled"
+
+    def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
+        node = node_info.node
+        if node is not None and node.labels.get("reject") == "true":
+            return fw.Status(fw.Code.UNSCHEDULABLE, "labelled reject")
+        return None
+
+
+Cluster = tuple[list[Node], list[Pod], list[PodDisruptionBudget], Pod, list[tuple[Pod, str]]]
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> Cluster:
+    """Nodes with pods of mixed priorities, requests (cpu, memory, ephemeral storage) and start
+    times, pods nominated to some nodes, maybe a PDB, and a preemptor."""
+    nodes: list[Node] = []
+    pods: list[Pod] = []
+    nominated: list[tuple[Pod, str]] = []
+    for i in range(draw(st.integers(1, 6))):
+        name = f"node{i}"
+        labels = {}
+        if draw(st.integers(0, 5)) == 0:
+            labels["reject"] = "true"
+        if draw(st.integers(0, 7)) == 0:
+            labels["error"] = "true"
+        capacity = {
+            "cpu": f"{draw(st.integers(2, 10)) * 100}m",
+            "memory": str(draw(st.integers(2, 10)) * 100),
+            "ephemeral-storage": str(draw(st.integers(0, 10)) * 100),
+            "pods": draw(st.sampled_from(["1", "2", "3", "32"])),
+        }
+        nodes.append(node(name, capacity, labels))
+        for j in range(draw(st.integers(0, 4))):
+            pods.append(
+                pod(
+                    f"p{i}-{j}",
+                    node=name,
+                    priority=draw(PRIORITIES),
+                    req=_requests(draw),
+                    labels={"app": "x"} if draw(st.booleans()) else None,
+                    start=draw(STARTS),
+                )
+            )
+        for j in range(draw(st.integers(0, 2))):
+            nominee = pod(f"n{i}-{j}", priority=draw(PRIORITIES), req=_requests(draw))
+            nominated.append((nominee, name))
+    pdbs = []
+    if draw(st.booleans()):
+        pdbs.append(pdb("budget", match_labels={"app": "x"}, allowed=draw(st.integers(0, 2))))
+    preemptor = pod(
+        "preemptor",
+        priority=draw(st.sampled_from([0, 100, 1000, 1000])),
+        req=_requests(draw, low=1),
+    )
+    preemptor_nominated: bool = draw(st.booleans())
+    if preemptor_nominated:
+        # The preemptor itself may already be nominated somewhere.
+        nominated.append((preemptor, draw(st.sampled_from(nodes)).metadata.name))
+    return nodes, pods, pdbs, preemptor, nominated
+
+
+def _requests(draw: st.DrawFn, *, low: int = 0) -> dict[str, str]:
+    req = {"cpu": f"{draw(st.integers(low, 8)) * 100}m"}
+    if draw(st.booleans()):
+        req["memory"] = str(draw(st.integers(0, 6)) * 100)
+    if draw(st.booleans()):
+        req["ephemeral-storage"] = str(draw(st.integers(0, 6)) * 100)
+    return req
+
+
+def _framework(
+    data: Cluster,
+    *,
+    extension: bool,
+    rng: random.Random | None = None,
+    extra: fw.FilterPlugin | None = None,
+) -> tuple[Framework, fw.CycleState, fw.NodeToStatus]:
+    nodes, pods, pdbs, preemptor, nominated = data
+    factories: list[PluginFactory] = [lambda h: RejectLabelled(), lambda h: Fit(None, h)]
+    if extension:
+        factories.append(lambda h: ErrorOnLabelPlugin())
+    if extra is not None:
+        factories.insert(0, lambda h: extra)
+    fwk, _ = cluster(nodes, pods, factories, pdbs=pdbs, rng=rng)
+    for nominee, node_name in nominated:
+        fwk.nominator.add_nominated_pod(fw.PodInfo(nominee), node_name)
+    state = pre_filter(fwk, preemptor)
+    statuses = fw.NodeToStatus()
+    for ni in fwk.snapshot_shared_lister().node_infos.list():
+        status = fwk.run_filter_plugins_with_nominated_pods(state, preemptor, ni)
+        if status is not None and not status.is_success():
+            # Unresolvable verdicts are kept too: the Evaluator must pass over those nodes.
+            statuses.set(ni.name, status)
+    return fwk, state, statuses
+
+
+def _without_shortcuts(plugin: DefaultPreemption) -> DefaultPreemption:
+    def none(state: fw.CycleState, pod: Pod, m: fw.NodeToStatus) -> preemption.DryRun | None:
+        return None
+
+    plugin.prepare_dry_run = none  # type: ignore[method-assign]
+    return plugin
+
+
+def _status_view(status: fw.Status) -> tuple[fw.Code, str, str]:
+    return status.code, status.message(), status.plugin
+
+
+@pytest.mark.property
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(), st.booleans())
+def test_nodes_passed_over_yield_no_candidate(data: Cluster, extension: bool) -> None:
+    fwk, state, statuses = _framework(data, extension=extension)
+    preemptor, pdbs = data[3], data[2]
+    plugin = DefaultPreemption(None, fwk)
+    plan = plugin.prepare_dry_run(state, preemptor, statuses)
+    assert plan is not None
+    for ni in fwk.snapshot_shared_lister().node_infos.list():
+        if not plan.cannot_help(ni):
+            event("kept")
+            continue
+        lower = any(p.pod.priority < preemptor.priority for p in ni.pods)
+        event("passed over: " + ("does not fit" if lower else "no lower-priority pod"))
+        victims, _, status = plugin.select_victims_on_node(
+            state.clone(), preemptor, ni.clone(), pdbs
+        )
+        assert not victims or (status is not None and not status.is_success())
+
+
+class CountingFilter(fw.FilterPlugin):
+    """Passes every node; counts its calls."""
+
+    name: ClassVar[str] = "CountingFilter"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
+        self.calls += 1
+        return None
+
+
+@pytest.mark.property
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(), st.booleans())
+def test_plan_selects_the_victims_of_the_plugin(data: Cluster, extension: bool) -> None:
+    """The plan's victim selection answers as the plugin's, with no more Filter runs."""
+    counter = CountingFilter()
+    fwk, state, statuses = _framework(data, extension=extension, extra=counter)
+    preemptor, pdbs = data[3], data[2]
+    plugin = DefaultPreemption(None, fwk)
+    plan = plugin.prepare_dry_run(state, preemptor, statuses)
+    assert plan is not None
+    for ni in fwk.snapshot_shared_lister().node_infos.list():
+        before = counter.calls
+        want = plugin.select_victims_on_node(state.clone(), preemptor, ni.clone(), pdbs)
+        full_calls = counter.calls - before
+        before = counter.calls
+        got = plan.select_victims_on_node(state.clone(), preemptor, ni.clone(), pdbs)
+        plan_calls = counter.calls - before
+        assert got[:2] == want[:2]
+        assert (got[2] is None) == (want[2] is None)
+        if got[2] is not None and want[2] is not None:
+            assert _status_view(got[2]) == _status_view(want[2])
+        assert plan_calls <= full_calls
+        if plan_calls < full_calls:
+            event("filter runs skipped")
+
+
+@pytest.mark.property
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    clusters(),
+    st.booleans(),
+    st.integers(0, 5),
+    st.integers(1, 4),
+)
+def test_candidates_are_those_of_the_full_dry_run(
+    data: Cluster, extension: bool, offset_seed: int, absolute: int
+) -> None:
+    """find_candidates with the shortcuts equals the full dry run (same offset and count)."""
+    args = DefaultPreemptionArgs(
+        min_candidate_nodes_percentage=0, min_candidate_nodes_absolute=absolute
+    )
+    results = []
+    for shortcuts in (True, False):
+        fwk, state, statuses = _framework(
+            data, extension=extension, rng=SequenceRandom([offset_seed] * 2)
+        )
+        plugin = DefaultPreemption(args, fwk)
+        if not shortcuts:
+            _without_shortcuts(plugin)
+        all_nodes = fwk.snapshot_shared_lister().node_infos.list()
+        results.append(plugin.evaluator.find_candidates(state, all_nodes, data[3], statuses))
+    (fast, fast_statuses, fast_err), (full, full_statuses, full_err) = results
+    assert fast == full
+    event("candidates" if full else "no candidate")
+    if not full:
+        assert fast_statuses is not None and full_statuses is not None
+        assert [(n, _status_view(s)) for n, s in fast_statuses.items()] == [
+            (n, _status_view(s)) for n, s in full_statuses.items()
+        ]
+        assert str(fast_err) == str(full_err)
+
+
+@pytest.mark.property
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_preemption_outcome_is_unchanged_by_the_shortcuts(data: Cluster) -> None:
+    """The PostFilter answer and the chosen candidate, with shortcuts or without."""
+    outcomes = []
+    for shortcuts in (True, False):
+        fwk, state, statuses = _framework(data, extension=False, rng=random.Random(7))
+        plugin = DefaultPreemption(None, fwk)
+        if not shortcuts:
+            _without_shortcuts(plugin)
+        result, status = plugin.post_filter(state, data[3], statuses)
+        chosen = state.get(preemption.CHOSEN_CANDIDATE_KEY)
+        outcomes.append((result, None if status is None else _status_view(status), chosen))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_no_shortcuts_when_the_policy_is_customised_or_fit_does_not_filter() -> None:
+    nodes = [node("n1", {"cpu": "1"})]
+    pods = [pod("low", node="n1", priority=0, req={"cpu": "1"})]
+    preemptor = pod("high", priority=10, req={"cpu": "1"})
+    m = fw.NodeToStatus({"n1": fw.Status(fw.Code.UNSCHEDULABLE)})
+
+    fwk, _ = cluster(nodes, pods, [lambda h: Fit(None, h)])
+    state = pre_filter(fwk, preemptor)
+    assert DefaultPreemption(None, fwk).prepare_dry_run(state, preemptor, m) is not None
+
+    custom = DefaultPreemption(None, fwk)
+    custom.is_eligible_pod = lambda node_info, victim, p: True
+    assert custom.prepare_dry_run(state, preemptor, m) is None
+
+    class OwnVictims(DefaultPreemption):
+        def select_victims_on_node(
+            self,
+            state: fw.CycleState,
+            pod: Pod,
+            node_info: fw.NodeInfo,
+            pdbs: Sequence[PodDisruptionBudget],
+        ) -> tuple[list[Pod], int, fw.Status | None]:
+            return super().select_victims_on_node(state, pod, node_info, pdbs)
+
+    assert OwnVictims(None, fwk).prepare_dry_run(state, preemptor, m) is None
+
+    skipped = state.clone()
+    skipped.skip_filter_plugins.add(Fit.name)
+    assert DefaultPreemption(None, fwk).prepare_dry_run(skipped, preemptor, m) is None
+
+    # NodeResourcesFit's request is in the state, but the profile does not filter with it.
+    pre_filter_only, _ = cluster(nodes, pods)
+    state = fw.CycleState()
+    Fit(None, pre_filter_only).pre_filter(state, preemptor, [])
+    assert DefaultPreemption(None, pre_filter_only).prepare_dry_run(state, preemptor, m) is None
+
+
+def test_nominated_pods_the_filters_count_take_room() -> None:
+    """Nominated pods of at least the preemptor's priority, other than the preemptor itself,
+    take room; lower-priority ones do not."""
+    nodes = [node(f"n{i}", {"cpu": "4"}) for i in range(4)]
+    pods = [pod(f"low{i}", node=f"n{i}", priority=0, req={"cpu": "3"}) for i in range(4)]
+    preemptor = pod("high", priority=10, req={"cpu": "3"})
+    fwk, _ = cluster(nodes, pods, [lambda h: Fit(None, h)])
+    fwk.nominator.add_nominated_pod(fw.PodInfo(pod("same", priority=10, req={"cpu": "2"})), "n0")
+    fwk.nominator.add_nominated_pod(fw.PodInfo(pod("lower", priority=5, req={"cpu": "2"})), "n1")
+    fwk.nominator.add_nominated_pod(fw.PodInfo(pod("small", priority=99, req={"cpu": "1"})), "n2")
+    fwk.nominator.add_nominated_pod(fw.PodInfo(preemptor), "n3")
+    state = pre_filter(fwk, preemptor)
+    m = fw.NodeToStatus({n.metadata.name: fw.Status(fw.Code.UNSCHEDULABLE) for n in nodes})
+    plugin = DefaultPreemption(None, fwk)
+    plan = plugin.prepare_dry_run(state, preemptor, m)
+    assert plan is not None
+    lister = fwk.snapshot_shared_lister().node_infos
+    assert [plan.cannot_help(lister.get(f"n{i}")) for i in range(4)] == [
+        True,
+        False,
+        False,
+        False,
+    ]
+    for i in range(4):
+        victims, _, status = plugin.select_victims_on_node(
+            state.clone(), preemptor, lister.get(f"n{i}").clone(), []
+        )
+        assert bool(victims) == (i != 0), (i, status)
+
+
+def test_remainders_follow_node_changes_and_priority() -> None:
+    n = fw.NodeInfo(node("n1", {"cpu": "4"}))
+    n.add_pod(pod("a", node="n1", priority=0, req={"cpu": "1", "memory": "100"}))
+    n.add_pod(pod("b", node="n1", priority=5, req={"cpu": "2"}))
+    remainders = Remainders()
+    assert remainders.of(n, 1) == (1, 1, 2000, 0, 0)
+    assert remainders.of(n, 10) == (2, 0, 0, 0, 0)
+    copy = n.clone()  # same generation, same pods
+    assert remainders.of(copy, 10) == (2, 0, 0, 0, 0)
+    n.add_pod(pod("c", node="n1", priority=0, req={"ephemeral-storage": "50"}))
+    assert remainders.of(n, 10) == (3, 0, 0, 0, 0)
+    assert remainders.of(n, 1) == (2, 1, 2000, 0, 0)
+    n.remove_pod(pod("b", node="n1"))
+    assert remainders.of(n, 1) == (2, 0, 0, 0, 0)
+    assert remainders.of(copy, 1) == (1, 1, 2000, 0, 0)
+
+
+# -- victim order -----------------------------------------------------------------------------
+
+
+@st.composite
+def pod_lists(draw: st.DrawFn) -> list[Pod]:
+    return [
+        pod(f"p{i}", priority=draw(PRIORITIES), start=draw(STARTS))
+        for i in range(draw(st.integers(0, 8)))
+    ]
+
+
+@pytest.mark.property
+@settings(max_examples=300, deadline=None)
+@given(pod_lists())
+def test_importance_key_sorts_as_the_predicate(pods: list[Pod]) -> None:
+    by_predicate = preemption.sort_by_importance(
+        pods, lambda a, b: preemption.more_important_pod(a, b, NOW)
+    )
+    assert sorted(pods, key=preemption.importance_key(NOW)) == by_predicate
+
+
+@pytest.mark.property
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(), st.booleans())
+def test_victims_are_those_of_the_pairwise_order(data: Cluster, extension: bool) -> None:
+    """select_victims_on_node with the key sort equals it with an equivalent predicate set by
+    hand (which takes the pairwise sort)."""
+    fwk, state, _ = _framework(data, extension=extension)
+    keyed = DefaultPreemption(None, fwk)
+    pairwise = DefaultPreemption(None, fwk)
+    now = pairwise.evaluator.now()
+    pairwise.more_important_pod = lambda a, b: preemption.more_important_pod(a, b, now)
+    for ni in fwk.snapshot_shared_lister().node_infos.list():
+        got = keyed.select_victims_on_node(state.clone(), data[3], ni.clone(), data[2])
+        want = pairwise.select_victims_on_node(state.clone(), data[3], ni.clone(), data[2])
+        assert got[:2] == want[:2]
+        assert (got[2] is None) == (want[2] is None)
+        if got[2] is not None and want[2] is not None:
+            assert _status_view(got[2]) == _status_view(want[2])
+
+
+# -- node choice ------------------------------------------------------------------------------
+
+
+def _reference_pick(nodes_to_victims: Mapping[str, Victims], now: datetime) -> str:
+    """pick_one_node_for_preemption's default criteria, start times as datetimes."""
+    min_int64 = -(1 << 63)
+
+    def latest_start(name: str) -> int:
+        earliest = preemption.get_earliest_pod_start_time(nodes_to_victims[name], now)
+        if earliest is None:
+            return min_int64
+        return (earliest - datetime(1970, 1, 1, tzinfo=earliest.tzinfo)) // timedelta(
+            microseconds=1
+        )
+
+    funcs = (
+        lambda n: -nodes_to_victims[n].num_pdb_violations,
+        lambda n: -nodes_to_victims[n].pods[0].priority,
+        lambda n: -sum(p.priority + (1 << 31) for p in nodes_to_victims[n].pods),
+        lambda n: -len(nodes_to_victims[n].pods),
+        latest_start,
+    )
+    candidates = list(nodes_to_victims)
+    if not candidates:
+        return ""
+    for f in funcs:
+        best = max(f(n) for n in candidates)
+        candidates = [n for n in candidates if f(n) == best]
+        if len(candidates) == 1:
+            break
+    return candidates[0]
+
+
+@st.composite
+def victim_maps(draw: st.DrawFn) -> dict[str, Victims]:
+    out: dict[str, Victims] = {}
+    for i in range(draw(st.integers(0, 5))):
+        pods = draw(pod_lists())
+        if not pods:
+            continue
+        pods = preemption.sort_by_importance(
+            pods, lambda a, b: preemption.more_important_pod(a, b, NOW)
+        )
+        out[f"node{i}"] = Victims(pods, draw(st.integers(0, 2)))
+    return out
+
+
+@pytest.mark.property
+@settings(max_examples=300, deadline=None)
+@given(victim_maps())
+def test_node_choice_matches_the_criteria(nodes_to_victims: dict[str, Victims]) -> None:
+    assert preemption.pick_one_node_for_preemption(nodes_to_victims, None, NOW) == _reference_pick(
+        nodes_to_victims, NOW
+    )
