@@ -89,6 +89,9 @@ def _scheduler(cluster: Any, *, batch: bool, seed: int) -> tuple[Cache, Algorith
     return cache, algo, fwk
 
 
+_NOMINATIONS = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=4)
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     cluster=sst.clusters(
@@ -102,24 +105,48 @@ def _scheduler(cluster: Any, *, batch: bool, seed: int) -> tuple[Cache, Algorith
         spread=True,
     ),
     min_feasible=st.integers(min_value=1, max_value=12),
-    nominated=st.booleans(),
+    nominated=_NOMINATIONS,
     seed=st.integers(min_value=0, max_value=2**16),
 )
 def test_batch_path_schedules_like_the_per_node_path(
-    cluster: Any, min_feasible: int, nominated: bool, seed: int
+    cluster: Any, min_feasible: int, nominated: list[tuple[int, int]], seed: int
+) -> None:
+    _check_same_schedule(cluster, min_feasible, nominated, seed)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    # No pod affinity or spreading: no PreFilter extension is active, so nodes with
+    # nominated pods are decided on what-if columns rather than one by one.
+    cluster=sst.clusters(
+        min_nodes=1, max_nodes=10, max_pods=10, min_pending=1, max_pending=6, taints=True
+    ),
+    min_feasible=st.integers(min_value=1, max_value=10),
+    nominated=_NOMINATIONS,
+    seed=st.integers(min_value=0, max_value=2**16),
+)
+def test_nominated_nodes_on_what_if_columns_schedule_like_the_per_node_path(
+    cluster: Any, min_feasible: int, nominated: list[tuple[int, int]], seed: int
+) -> None:
+    _check_same_schedule(cluster, min_feasible, nominated, seed)
+
+
+def _check_same_schedule(
+    cluster: Any, min_feasible: int, nominated: list[tuple[int, int]], seed: int
 ) -> None:
     # Fewer nodes to find than the cluster has, so the rotation and early stop are exercised.
     original = _schedule_one.MIN_FEASIBLE_NODES_TO_FIND
     _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible
     try:
         runs = [_scheduler(cluster, batch=batch, seed=seed) for batch in (True, False)]
-        if nominated and cluster.pods:
-            # A pod nominated on the first node: that node takes the per-node path.
-            victim = cluster.pods[0]
+        # Pods nominated to nodes (copies of running pods, of any priority): those nodes are
+        # decided with the nominated pods added, per node or on what-if columns.
+        candidates = [*cluster.pods, *cluster.pending]
+        for pod_index, node_index in nominated:
+            nominee = candidates[pod_index % len(candidates)]
+            node_name = cluster.nodes[node_index % len(cluster.nodes)].metadata.name
             for _, _, fwk in runs:
-                fwk.nominator.add_nominated_pod(
-                    PodInfo(victim.with_node_name("")), cluster.nodes[0].metadata.name
-                )
+                fwk.nominator.add_nominated_pod(PodInfo(nominee.with_node_name("")), node_name)
         for pod in cluster.pending:
             outcomes = [_outcome(algo, fwk, pod) for _, algo, fwk in runs]
             assert outcomes[0] == outcomes[1]
@@ -272,3 +299,14 @@ def test_columns_follow_the_cache_row_by_row() -> None:
     rebuilt = snapshot.columns()
     assert rebuilt is not columns and rebuilt.size == 4
     assert rebuilt.allocatable_cpu[rebuilt.index["n3"]] == 1000
+
+
+def test_columns_hold_values_beyond_int64_as_inexact_rows() -> None:
+    info = _info("big", (2**70, 4), (0, 0), (0, 0))
+    small = _info("small", (4000, 8), (100, 0), (100, 0))
+    snapshot = Snapshot()
+    snapshot.set_node_infos([info, small])
+    columns = snapshot.columns()
+    assert not columns.exact
+    assert columns.allocatable_cpu.tolist() == [0, 4000]
+    assert columns.allocatable_memory.tolist() == [4, 8]

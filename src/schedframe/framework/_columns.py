@@ -202,16 +202,26 @@ class NodeColumns:
         self._inexact_rows: set[int] = set()
         rows = [_row(info) for info in infos]
         n = len(rows)
+        width = len(_INT_FIELDS)
+        try:
+            ints = np.array([r[0] for r in rows], dtype=np.int64).reshape(n, width)
+        except OverflowError:  # a value beyond int64: clip it, the row is inexact anyway
+            ints = np.array(
+                [
+                    [v if -EXACT_LIMIT < v < EXACT_LIMIT else EXACT_LIMIT for v in r[0]]
+                    for r in rows
+                ],
+                dtype=np.int64,
+            ).reshape(n, width)
+        beyond = (ints <= -EXACT_LIMIT) | (ints >= EXACT_LIMIT)
+        if beyond.any():
+            self._inexact_rows.update(np.flatnonzero(beyond.any(axis=1)).tolist())
+            ints[beyond] = 0
         for j, field in enumerate(_INT_FIELDS):
-            values = [r[0][j] for r in rows]
-            if any(not -EXACT_LIMIT < v < EXACT_LIMIT for v in values):
-                self._inexact_rows.update(
-                    i for i, v in enumerate(values) if not -EXACT_LIMIT < v < EXACT_LIMIT
-                )
-                values = [v if -EXACT_LIMIT < v < EXACT_LIMIT else 0 for v in values]
-            setattr(self, field, np.array(values, dtype=np.int64).reshape(n))
+            setattr(self, field, np.ascontiguousarray(ints[:, j]))
+        flags = np.array([r[1] for r in rows], dtype=np.bool_).reshape(n, len(_BOOL_FIELDS))
         for j, field in enumerate(_BOOL_FIELDS):
-            setattr(self, field, np.array([r[1][j] for r in rows], dtype=np.bool_).reshape(n))
+            setattr(self, field, np.ascontiguousarray(flags[:, j]))
 
     @property
     def exact(self) -> bool:

@@ -1042,9 +1042,38 @@ class Framework:
 
     def filter_batch_with_deciders(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns
-    ) -> tuple[VerdictArray, DeciderArray] | None:
+    ) -> tuple[VerdictArray, DeciderArray, dict[int, tuple[fw.NodeColumns, int]]] | None:
         """:meth:`filter_batch`, with the index (in :attr:`filter_plugins`) of the plugin
-        whose verdict each row got (``-1`` for rows every plugin passes)."""
+        whose verdict each row got (``-1`` for rows every plugin passes), and the what-if
+        rows of nodes with nominated pods.
+
+        A node with nominated pods (of the pod's priority or higher) passes only if it passes
+        with those pods added too. When no PreFilter extension has state to update for them,
+        that second verdict comes from the batch verdicts over copies of those nodes with the
+        pods added; the third item maps such a node's row to ``(what-if columns, row)`` when
+        it is rejected that way (its status comes from there). Otherwise those nodes are
+        ``FILTER_CHECK``.
+        """
+        found = self._batch_verdicts(state, pod, columns)
+        if found is None:
+            return None
+        verdicts, deciders = found
+        what_if: dict[int, tuple[fw.NodeColumns, int]] = {}
+        nominated = self._nominator.nominated_node_names()
+        if nominated:
+            index = columns.index
+            rows = [
+                index[name]
+                for name in nominated
+                if name in index and verdicts[index[name]] == fw.FILTER_PASS
+            ]
+            if rows:
+                self._nominated_verdicts(state, pod, columns, rows, verdicts, deciders, what_if)
+        return verdicts, deciders, what_if
+
+    def _batch_verdicts(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> tuple[VerdictArray, DeciderArray] | None:
         import numpy as np
 
         skip = state.skip_filter_plugins
@@ -1080,16 +1109,56 @@ class Framework:
                 deciders[changed] = k
         if verdicts is None:  # no Filter plugin left after PreFilter's skips
             verdicts = np.zeros(size, dtype=np.int8)
-        # Nodes with nominated pods are filtered with those pods counted: the per-node path.
-        # (A rejection without them stands: both runs must pass.)
-        nominated = self._nominator.nominated_node_names()
-        if nominated:
-            index = columns.index
-            for node_name in nominated:
-                row = index.get(node_name)
-                if row is not None and verdicts[row] == fw.FILTER_PASS:
-                    verdicts[row] = fw.FILTER_CHECK
         return verdicts, deciders
+
+    def _nominated_verdicts(
+        self,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        rows: list[int],
+        verdicts: VerdictArray,
+        deciders: DeciderArray,
+        what_if: dict[int, tuple[fw.NodeColumns, int]],
+    ) -> None:
+        # Rows passing without nominated pods: decide them with those pods added.
+        skip = state.skip_filter_plugins
+        if any(name not in skip for name, _ in self._pre_filter_ext):
+            verdicts[rows] = fw.FILTER_CHECK  # AddPod would change the state: per node
+            return
+        priority = pod.priority
+        uid = pod.uid
+        infos = columns.infos
+        copies: list[NodeInfo] = []
+        copied_rows: list[int] = []
+        for row in rows:
+            info = infos[row]
+            added = [
+                pi
+                for pi in self._nominator.nominated_pods_for_node(info.name)
+                if pi.pod.priority >= priority and pi.pod.uid != uid
+            ]
+            if not added:
+                continue  # the per-node path runs the plain filters: the pass stands
+            copy = info.clone()
+            for pi in added:
+                copy.add_pod(pi)
+            copies.append(copy)
+            copied_rows.append(row)
+        if not copies:
+            return
+        what_if_columns = fw.NodeColumns(copies)
+        found = self._batch_verdicts(state, pod, what_if_columns)
+        if found is None:
+            verdicts[copied_rows] = fw.FILTER_CHECK
+            return
+        what_if_verdicts, what_if_deciders = found
+        for i, row in enumerate(copied_rows):
+            verdict = what_if_verdicts[i]
+            verdicts[row] = verdict
+            deciders[row] = what_if_deciders[i]
+            if verdict == fw.FILTER_REJECT:
+                what_if[row] = (what_if_columns, i)
 
     def rejection_statuses(
         self,

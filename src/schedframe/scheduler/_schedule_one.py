@@ -444,7 +444,7 @@ class Algorithm:
             found = fwk.filter_batch_with_deciders(state, pod, columns)
             if found is None:
                 return None
-            verdicts, deciders = found
+            verdicts = found[0]
             n = columns.size
             num_to_find = self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
             if not fwk.has_score_plugins():
@@ -501,7 +501,9 @@ class Algorithm:
         pod: Pod,
         diagnosis: Diagnosis,
         columns: fw.NodeColumns,
-        found: tuple[npt.NDArray[np.int8], npt.NDArray[np.int16]],
+        found: tuple[
+            npt.NDArray[np.int8], npt.NDArray[np.int16], dict[int, tuple[fw.NodeColumns, int]]
+        ],
         checked: dict[int, Status],
     ) -> _Found | None:
         """No node is feasible: every node's status into ``diagnosis``, in the order the
@@ -509,10 +511,35 @@ class Algorithm:
         found). ``None`` if a plugin's statuses contradict its batch verdicts."""
         import numpy as np
 
-        verdicts, deciders = found
+        verdicts, deciders, what_if = found
         n = columns.size
         statuses: dict[int, Status] = dict(checked)
         rejected = verdicts == fw.FILTER_REJECT
+        # Nodes with nominated pods rejected without them: the per-node path reports the run
+        # with them added, which comes first there.
+        row_of = columns.index
+        for name in fwk.nominator.nominated_node_names():
+            row = row_of.get(name)
+            if row is None or not rejected[row] or row in what_if:
+                continue
+            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, columns.infos[row])
+            if status is None or not status.is_rejected():
+                return None
+            statuses[row] = status
+            rejected[row] = False
+        if what_if:
+            # Nodes rejected only with their nominated pods added: statuses from those copies.
+            rejected[list(what_if)] = False
+            by_decider: dict[int, list[int]] = {}
+            for row in what_if:
+                by_decider.setdefault(int(deciders[row]), []).append(row)
+            for index, rows_of in by_decider.items():
+                copies = what_if[rows_of[0]][0]
+                at = np.array([what_if[row][1] for row in rows_of], dtype=np.intp)
+                got = fwk.rejection_statuses(state, pod, copies, at, index)
+                if got is None:
+                    return None
+                statuses.update(zip(rows_of, got, strict=True))
         for index in np.unique(deciders[rejected]).tolist():
             rows = np.flatnonzero(rejected & (deciders == index))
             got = fwk.rejection_statuses(state, pod, columns, rows, index)
