@@ -310,3 +310,59 @@ def test_columns_hold_values_beyond_int64_as_inexact_rows() -> None:
     assert not columns.exact
     assert columns.allocatable_cpu.tolist() == [0, 4000]
     assert columns.allocatable_memory.tolist() == [4, 8]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cluster=sst.clusters(min_nodes=1, max_nodes=6, max_pods=8, max_pending=4, taints=True),
+    picks=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=6),
+)
+def test_what_if_columns_equal_columns_of_the_copies(
+    cluster: Any, picks: list[tuple[int, int]]
+) -> None:
+    snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
+    base = snapshot.columns()
+    added: dict[int, list[PodInfo]] = {}
+    for row, pod in picks:
+        if cluster.pending:
+            added.setdefault(row % base.size, []).append(
+                PodInfo(cluster.pending[pod % len(cluster.pending)])
+            )
+    rows = sorted(added)
+    what_if = fw.NodeColumns.with_pods_added(base, rows, [added[r] for r in rows])
+    copies = []
+    for r in rows:
+        copy = snapshot.list()[r].clone()
+        for info in added[r]:
+            copy.add_pod(info)
+        copies.append(copy)
+    expected = fw.NodeColumns(copies)
+    assert what_if.size == expected.size and what_if.names == expected.names
+    assert what_if.exact == expected.exact
+    for field in (
+        "allocatable_cpu",
+        "allocatable_memory",
+        "allocatable_ephemeral_storage",
+        "allocatable_pods",
+        "requested_cpu",
+        "requested_memory",
+        "requested_ephemeral_storage",
+        "non_zero_requested_cpu",
+        "non_zero_requested_memory",
+        "num_pods",
+        "unschedulable",
+        "hard_taints",
+        "prefer_no_schedule_taints",
+        "used_ports",
+        "images",
+    ):
+        assert getattr(what_if, field).tolist() == getattr(expected, field).tolist(), field
+    for key in ("topology.kubernetes.io/zone", "kubernetes.io/hostname", "missing"):
+        got, want = what_if.labels(key), expected.labels(key)
+        assert [got.values[c] if c >= 0 else None for c in got.codes.tolist()] == [
+            want.values[c] if c >= 0 else None for c in want.codes.tolist()
+        ]
+    for i, copy in enumerate(copies):
+        made = what_if.infos[i]
+        assert made.requested == copy.requested and len(made.pods) == len(copy.pods)
+        assert made is what_if.infos[i]  # made once

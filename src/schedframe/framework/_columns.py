@@ -17,13 +17,13 @@ NumPy is imported when the first columns are built, never by ``import schedframe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, overload
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from schedframe.framework._types import NodeInfo
+    from schedframe.framework._types import NodeInfo, PodInfo
 
     IntArray = npt.NDArray[np.int64]
     BoolArray = npt.NDArray[np.bool_]
@@ -110,6 +110,37 @@ def _label(info: NodeInfo, key: str) -> str | None:
     return node.metadata.labels.get(key)
 
 
+class _CopiesWithPods(Sequence["NodeInfo"]):
+    """NodeInfo copies with pods added, each made on first access."""
+
+    def __init__(self, bases: list[NodeInfo], added: Sequence[Sequence[PodInfo]]) -> None:
+        self._bases = bases
+        self._added = added
+        self._made: dict[int, NodeInfo] = {}
+
+    def __len__(self) -> int:
+        return len(self._bases)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NodeInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> NodeInfo | Sequence[NodeInfo]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self._bases)
+        made = self._made.get(index)
+        if made is None:
+            made = self._bases[index].clone()
+            for info in self._added[index]:
+                made.add_pod(info)
+            self._made[index] = made
+        return made
+
+
 class LabelColumn:
     """One label key over every row: an integer code per row (``-1`` where the node lacks the
     label) and the distinct values, ``values[code]``.
@@ -145,6 +176,16 @@ class LabelColumn:
 
     def update(self, row: int, info: NodeInfo) -> None:
         self.codes[row] = self._code(_label(info, self.key))
+
+    @classmethod
+    def taken_from(cls, other: LabelColumn, rows: npt.NDArray[np.intp]) -> LabelColumn:
+        """The column of ``other``'s ``rows`` (same codes and values)."""
+        column = cls.__new__(cls)
+        column.key = other.key
+        column.values = other.values
+        column.code_of = other.code_of
+        column.codes = other.codes[rows]
+        return column
 
 
 class NodeColumns:
@@ -199,6 +240,8 @@ class NodeColumns:
         )
         self._nodes: list[object] = [info.node for info in infos]
         self._labels: dict[str, LabelColumn] = {}
+        # (base columns, rows of base) for columns derived from another (with_pods_added).
+        self._source: tuple[NodeColumns, npt.NDArray[np.intp]] | None = None
         self._inexact_rows: set[int] = set()
         rows = [_row(info) for info in infos]
         n = len(rows)
@@ -232,8 +275,91 @@ class NodeColumns:
         """The :class:`LabelColumn` of ``key``, built on first use and kept up to date."""
         column = self._labels.get(key)
         if column is None:
-            column = self._labels[key] = LabelColumn(key, self.infos)
+            source = self._source
+            if source is None:
+                column = LabelColumn(key, self.infos)
+            else:  # the same nodes as rows of another NodeColumns: share its codes
+                base, rows = source
+                column = LabelColumn.taken_from(base.labels(key), rows)
+            self._labels[key] = column
         return column
+
+    @classmethod
+    def with_pods_added(
+        cls,
+        base: NodeColumns,
+        rows: Sequence[int],
+        added: Sequence[Sequence[PodInfo]],
+    ) -> NodeColumns:
+        """Columns for ``rows`` of ``base`` as if ``added[i]`` were also placed on row
+        ``rows[i]``'s node: what each node would be with its nominated pods.
+
+        The arrays are computed from ``base`` and the pods' requests, without copying a
+        NodeInfo; ``infos[i]`` builds the copy (the NodeInfo with the pods added) on first use.
+        """
+        import numpy as np
+
+        from schedframe.framework._types import next_generation
+
+        self = cls.__new__(cls)
+        index = np.asarray(rows, dtype=np.intp)
+        bases = [base.infos[r] for r in rows]
+        self.infos = _CopiesWithPods(bases, added)
+        self.names = [base.names[r] for r in rows]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.size = len(rows)
+        self.generations = np.array([next_generation() for _ in rows], dtype=np.int64)
+        self._nodes = [info.node for info in bases]
+        self._labels = {}
+        self._source = (base, index)
+        row_set = set(rows)
+        position = {r: i for i, r in enumerate(rows)}
+        self._inexact_rows = {position[r] for r in base._inexact_rows if r in row_set}
+        for field in _INT_FIELDS + _BOOL_FIELDS:
+            setattr(self, field, getattr(base, field)[index])
+        deltas: list[list[int]] = [[], [], [], [], [], [], []]
+        ports: list[bool] = []
+        for pods in added:
+            cpu = memory = storage = nz_cpu = nz_memory = 0
+            port = False
+            for info in pods:
+                pod = info.pod
+                requests = pod.requests
+                cpu += requests.get("cpu", 0)
+                memory += requests.get("memory", 0)
+                storage += requests.get("ephemeral-storage", 0)
+                non_zero = pod.non_zero_requests
+                nz_cpu += non_zero.get("cpu", 0)
+                nz_memory += non_zero.get("memory", 0)
+                port = port or any(p > 0 for _, _, p in pod.host_ports)
+            for column, value in zip(
+                deltas, (cpu, memory, storage, nz_cpu, nz_memory, len(pods), 0), strict=True
+            ):
+                column.append(value)
+            ports.append(port)
+        for i, field in enumerate(
+            (
+                "requested_cpu",
+                "requested_memory",
+                "requested_ephemeral_storage",
+                "non_zero_requested_cpu",
+                "non_zero_requested_memory",
+                "num_pods",
+            )
+        ):
+            values = deltas[i]
+            exact = [v if -EXACT_LIMIT < v < EXACT_LIMIT else 0 for v in values]
+            for j, (v, e) in enumerate(zip(values, exact, strict=True)):
+                if v != e:
+                    self._inexact_rows.add(j)
+            column = getattr(self, field) + np.array(exact, dtype=np.int64)
+            beyond = (column <= -EXACT_LIMIT) | (column >= EXACT_LIMIT)
+            if beyond.any():
+                self._inexact_rows.update(np.flatnonzero(beyond).tolist())
+                column[beyond] = 0
+            setattr(self, field, column)
+        self.used_ports = self.used_ports | np.array(ports, dtype=np.bool_)
+        return self
 
     def refresh(self, rows: Sequence[int]) -> None:
         """Re-read ``rows`` from their NodeInfos (the snapshot calls this after the cache

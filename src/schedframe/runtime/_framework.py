@@ -1129,25 +1129,21 @@ class Framework:
         priority = pod.priority
         uid = pod.uid
         infos = columns.infos
-        copies: list[NodeInfo] = []
+        added_pods: list[list[PodInfo]] = []
         copied_rows: list[int] = []
         for row in rows:
-            info = infos[row]
             added = [
                 pi
-                for pi in self._nominator.nominated_pods_for_node(info.name)
+                for pi in self._nominator.nominated_pods_for_node(infos[row].name)
                 if pi.pod.priority >= priority and pi.pod.uid != uid
             ]
             if not added:
                 continue  # the per-node path runs the plain filters: the pass stands
-            copy = info.clone()
-            for pi in added:
-                copy.add_pod(pi)
-            copies.append(copy)
+            added_pods.append(added)
             copied_rows.append(row)
-        if not copies:
+        if not copied_rows:
             return
-        what_if_columns = fw.NodeColumns(copies)
+        what_if_columns = fw.NodeColumns.with_pods_added(columns, copied_rows, added_pods)
         found = self._batch_verdicts(state, pod, what_if_columns)
         if found is None:
             verdicts[copied_rows] = fw.FILTER_CHECK
