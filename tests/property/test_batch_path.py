@@ -24,6 +24,7 @@ from schedframe import framework as fw
 from schedframe.cache import Cache, Snapshot
 from schedframe.config import load_config
 from schedframe.framework import CycleState, FitError, NodeInfo, PodInfo
+from schedframe.framework._columns import _BOOL_FIELDS, _INT_FIELDS
 from schedframe.runtime import Framework, Registry
 from schedframe.scheduler import _schedule_one
 from schedframe.scheduler._schedule_one import Algorithm, SchedulingStatusError
@@ -339,23 +340,7 @@ def test_what_if_columns_equal_columns_of_the_copies(
     expected = fw.NodeColumns(copies)
     assert what_if.size == expected.size and what_if.names == expected.names
     assert what_if.exact == expected.exact
-    for field in (
-        "allocatable_cpu",
-        "allocatable_memory",
-        "allocatable_ephemeral_storage",
-        "allocatable_pods",
-        "requested_cpu",
-        "requested_memory",
-        "requested_ephemeral_storage",
-        "non_zero_requested_cpu",
-        "non_zero_requested_memory",
-        "num_pods",
-        "unschedulable",
-        "hard_taints",
-        "prefer_no_schedule_taints",
-        "used_ports",
-        "images",
-    ):
+    for field in _INT_FIELDS + _BOOL_FIELDS:
         assert getattr(what_if, field).tolist() == getattr(expected, field).tolist(), field
     for key in ("topology.kubernetes.io/zone", "kubernetes.io/hostname", "missing"):
         got, want = what_if.labels(key), expected.labels(key)

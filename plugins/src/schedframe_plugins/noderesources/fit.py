@@ -544,6 +544,30 @@ def _node(obj: object) -> Node:
     return obj
 
 
+def _plain_resources(
+    state: fw.CycleState, columns: fw.NodeColumns
+) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]]] | None:
+    """``(amount, allocatable, requested)`` for cpu, memory and ephemeral storage, for the
+    batch forms of :class:`Fit`; ``None`` when the arrays cannot answer exactly (scalar
+    resources requested, or an amount or column beyond the exact range)."""
+    request = state.get(_PRE_FILTER)
+    if request is None or any(request.scalar.values()) or not columns.exact:
+        return None
+    resources = [
+        (request.milli_cpu, columns.allocatable_cpu, columns.requested_cpu),
+        (request.memory, columns.allocatable_memory, columns.requested_memory),
+        (
+            request.ephemeral_storage,
+            columns.allocatable_ephemeral_storage,
+            columns.requested_ephemeral_storage,
+        ),
+    ]
+    limit = fw.EXACT_LIMIT
+    if any(not -limit < amount < limit for amount, _, _ in resources):
+        return None
+    return resources
+
+
 class Fit(
     fw.PreFilterPlugin,
     fw.FilterPlugin,
@@ -655,23 +679,11 @@ class Fit(
         checks of :func:`fits_request`, on arrays."""
         import numpy as np
 
-        request = state.get(_PRE_FILTER)
-        if request is None or any(request.scalar.values()) or not columns.exact:
-            return None
-        limit = fw.EXACT_LIMIT
-        amounts = (request.milli_cpu, request.memory, request.ephemeral_storage)
-        if any(not -limit < amount < limit for amount in amounts):
+        resources = _plain_resources(state, columns)
+        if resources is None:
             return None
         fits = columns.num_pods < columns.allocatable_pods
-        for amount, allocatable, requested in (
-            (request.milli_cpu, columns.allocatable_cpu, columns.requested_cpu),
-            (request.memory, columns.allocatable_memory, columns.requested_memory),
-            (
-                request.ephemeral_storage,
-                columns.allocatable_ephemeral_storage,
-                columns.requested_ephemeral_storage,
-            ),
-        ):
+        for amount, allocatable, requested in resources:
             if amount > 0:
                 fits &= amount <= allocatable - requested
         return np.where(fits, np.int8(fw.FILTER_PASS), np.int8(fw.FILTER_REJECT))
@@ -688,26 +700,14 @@ class Fit(
         their capacity, get the same status, computed once."""
         import numpy as np
 
-        request = state.get(_PRE_FILTER)
-        if request is None or any(request.scalar.values()) or not columns.exact:
-            return None
-        limit = fw.EXACT_LIMIT
-        amounts = (request.milli_cpu, request.memory, request.ephemeral_storage)
-        if any(not -limit < amount < limit for amount in amounts):
+        resources = _plain_resources(state, columns)
+        if resources is None:
             return None
         # One bit per fact fits_request reports: too many pods, then short / beyond capacity
         # for cpu, memory and ephemeral storage.
         key = (columns.num_pods[rows] + 1 > columns.allocatable_pods[rows]).astype(np.int64)
         bit = 2
-        for amount, allocatable, requested in (
-            (request.milli_cpu, columns.allocatable_cpu, columns.requested_cpu),
-            (request.memory, columns.allocatable_memory, columns.requested_memory),
-            (
-                request.ephemeral_storage,
-                columns.allocatable_ephemeral_storage,
-                columns.requested_ephemeral_storage,
-            ),
-        ):
+        for amount, allocatable, requested in resources:
             if amount > 0:
                 capacity = allocatable[rows]
                 key |= (amount > capacity - requested[rows]) * bit
