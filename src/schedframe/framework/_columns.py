@@ -317,43 +317,52 @@ class NodeColumns:
         self._inexact_rows = {position[r] for r in base._inexact_rows if r in row_set}
         for field in _INT_FIELDS + _BOOL_FIELDS:
             setattr(self, field, getattr(base, field)[index])
-        deltas: list[list[int]] = [[], [], [], [], [], [], []]
+        cpu: list[int] = []
+        memory: list[int] = []
+        storage: list[int] = []
+        nz_cpu: list[int] = []
+        nz_memory: list[int] = []
+        count: list[int] = []
         ports: list[bool] = []
         for pods in added:
-            cpu = memory = storage = nz_cpu = nz_memory = 0
+            c = m = e = nc = nm = 0
             port = False
             for info in pods:
                 pod = info.pod
                 requests = pod.requests
-                cpu += requests.get("cpu", 0)
-                memory += requests.get("memory", 0)
-                storage += requests.get("ephemeral-storage", 0)
+                c += requests.get("cpu", 0)
+                m += requests.get("memory", 0)
+                e += requests.get("ephemeral-storage", 0)
                 non_zero = pod.non_zero_requests
-                nz_cpu += non_zero.get("cpu", 0)
-                nz_memory += non_zero.get("memory", 0)
-                port = port or any(p > 0 for _, _, p in pod.host_ports)
-            for column, value in zip(
-                deltas, (cpu, memory, storage, nz_cpu, nz_memory, len(pods), 0), strict=True
-            ):
-                column.append(value)
+                nc += non_zero.get("cpu", 0)
+                nm += non_zero.get("memory", 0)
+                if not port and pod.host_ports:
+                    port = any(p > 0 for _, _, p in pod.host_ports)
+            cpu.append(c)
+            memory.append(m)
+            storage.append(e)
+            nz_cpu.append(nc)
+            nz_memory.append(nm)
+            count.append(len(pods))
             ports.append(port)
-        for i, field in enumerate(
-            (
-                "requested_cpu",
-                "requested_memory",
-                "requested_ephemeral_storage",
-                "non_zero_requested_cpu",
-                "non_zero_requested_memory",
-                "num_pods",
-            )
+        for field, values in (
+            ("requested_cpu", cpu),
+            ("requested_memory", memory),
+            ("requested_ephemeral_storage", storage),
+            ("non_zero_requested_cpu", nz_cpu),
+            ("non_zero_requested_memory", nz_memory),
+            ("num_pods", count),
         ):
-            values = deltas[i]
-            exact = [v if -EXACT_LIMIT < v < EXACT_LIMIT else 0 for v in values]
-            for j, (v, e) in enumerate(zip(values, exact, strict=True)):
-                if v != e:
-                    self._inexact_rows.add(j)
-            column = getattr(self, field) + np.array(exact, dtype=np.int64)
+            try:
+                delta = np.array(values, dtype=np.int64)
+            except OverflowError:  # beyond int64: those rows are inexact
+                delta = np.array(
+                    [v if -EXACT_LIMIT < v < EXACT_LIMIT else EXACT_LIMIT for v in values],
+                    dtype=np.int64,
+                )
+            column = getattr(self, field) + delta
             beyond = (column <= -EXACT_LIMIT) | (column >= EXACT_LIMIT)
+            beyond |= (delta <= -EXACT_LIMIT) | (delta >= EXACT_LIMIT)
             if beyond.any():
                 self._inexact_rows.update(np.flatnonzero(beyond).tolist())
                 column[beyond] = 0

@@ -578,10 +578,21 @@ class FitError(Exception):
     def reasons_histogram(self) -> dict[str, int]:
         """How many nodes gave each reason (absent nodes counted with the absent status)."""
         d = self.diagnosis
-        counts: dict[str, int] = {}
+        # Many nodes share one Status object (the batch path makes one per distinct verdict):
+        # count the objects first, then their reasons.
+        times: dict[int, int] = {}
+        shared: dict[int, Status] = {}
         for _, status in d.node_to_status.items():
-            for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
+            key = id(status)
+            if key in times:
+                times[key] += 1
+            else:
+                times[key] = 1
+                shared[key] = status
+        counts: dict[str, int] = {}
+        for key, n in times.items():
+            for reason in shared[key].reasons:
+                counts[reason] = counts.get(reason, 0) + n
         missing = self.num_all_nodes - len(d.node_to_status)
         if missing > 0:
             for reason in d.node_to_status.absent_nodes_status.reasons:

@@ -809,16 +809,28 @@ class SchedulingQueue:
         """Pods nominated to the node, each in the queue's latest version (upstream
         ``NominatedPodsForNode``)."""
         with self._lock:
-            result = []
-            for info in self._nominator.pods_for_node(node_name):
-                uid = info.pod.uid
-                current = (
-                    self._active.heap.get(uid)
-                    or self._unschedulable.get(uid)
-                    or self._backoff.get(uid)
-                )
-                result.append(current.pod_info if current is not None else info)
+            return self._latest_nominated(node_name)
+
+    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
+        """:meth:`nominated_pods_for_node` of each node, under one lock (nodes without
+        nominated pods are left out)."""
+        with self._lock:
+            result: dict[str, list[PodInfo]] = {}
+            for name in node_names:
+                pods = self._latest_nominated(name)
+                if pods:
+                    result[name] = pods
             return result
+
+    def _latest_nominated(self, node_name: str) -> list[PodInfo]:
+        result = []
+        for info in self._nominator.pods_for_node(node_name):
+            uid = info.pod.uid
+            current = (
+                self._active.heap.get(uid) or self._unschedulable.get(uid) or self._backoff.get(uid)
+            )
+            result.append(current.pod_info if current is not None else info)
+        return result
 
     def nominated_node_name(self, pod: Pod) -> str | None:
         """Where the pod is nominated, if anywhere."""

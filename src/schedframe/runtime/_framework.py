@@ -304,6 +304,10 @@ class _SimpleNominator:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._by_node.get(node_name, ()))
 
+    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
+        by_node = self._by_node
+        return {name: list(by_node[name]) for name in node_names if by_node.get(name)}
+
     def nominated_node_names(self) -> frozenset[str]:
         return frozenset(node for node, pods in self._by_node.items() if pods)
 
@@ -1129,12 +1133,18 @@ class Framework:
         priority = pod.priority
         uid = pod.uid
         infos = columns.infos
+        names = [infos[row].name for row in rows]
+        bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
+        if callable(bulk):  # one call (one lock) for every node
+            by_node: dict[str, list[PodInfo]] = bulk(names)
+        else:
+            by_node = {name: self._nominator.nominated_pods_for_node(name) for name in names}
         added_pods: list[list[PodInfo]] = []
         copied_rows: list[int] = []
-        for row in rows:
+        for row, name in zip(rows, names, strict=True):
             added = [
                 pi
-                for pi in self._nominator.nominated_pods_for_node(infos[row].name)
+                for pi in by_node.get(name, ())
                 if pi.pod.priority >= priority and pi.pod.uid != uid
             ]
             if not added:

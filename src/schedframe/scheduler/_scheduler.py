@@ -117,6 +117,11 @@ class _QueueNominator:
             return []
         return self.queue.nominated_pods_for_node(node_name)
 
+    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[fw.PodInfo]]:
+        if self.queue is None:
+            return {}
+        return self.queue.nominated_pods_for_nodes(node_names)
+
     def nominated_node_names(self) -> frozenset[str]:
         if self.queue is None:
             return frozenset()
