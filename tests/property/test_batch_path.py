@@ -37,8 +37,12 @@ from schedframe_plugins.noderesources.balanced_allocation import (
 from schedframe_plugins.noderesources.least_allocated import (
     least_allocated_columns_kernel,
     least_allocated_cpu_memory_kernel,
+    least_resource_scorer,
 )
-from schedframe_plugins.noderesources.resource_allocation import ResourceSpec
+from schedframe_plugins.noderesources.resource_allocation import (
+    ResourceAllocationScorer,
+    ResourceSpec,
+)
 
 pytestmark = pytest.mark.property
 
@@ -253,8 +257,6 @@ def test_columns_kernels_match_the_per_node_kernels(
     nodes: list[Any], cpu: int, memory: int, weights: tuple[int, int], use_requested: bool
 ) -> None:
     infos = [_info(f"n{i}", *amounts) for i, amounts in enumerate(nodes)]
-    columns = Snapshot.from_objects([]).columns()  # the empty case builds
-    assert columns.size == 0
     snapshot = Snapshot()
     snapshot.set_node_infos(infos)
     columns = snapshot.columns()
@@ -267,13 +269,26 @@ def test_columns_kernels_match_the_per_node_kernels(
     least = least_allocated_columns_kernel(resources)(columns, rows, cpu, memory, use_requested)
     balanced = balanced_columns_kernel(columns, rows, cpu, memory, use_requested)
     if not exact:
-        return  # the scorer declines (score_columns); the per-node kernels answer
+        # Beyond the exact range the scorer declines and the per-node kernels answer.
+        scorer = ResourceAllocationScorer(
+            "LeastAllocated",
+            least_resource_scorer(resources),
+            resources,
+            columns_kernel=least_allocated_columns_kernel(resources),
+        )
+        assert scorer.score_columns(columns, rows, [cpu, memory]) is None
+        return
     assert least is not None
     assert least.tolist() == least_allocated_cpu_memory_kernel(resources)(
         infos, cpu, memory, use_requested
     )
     if balanced is not None:
         assert balanced.tolist() == balanced_cpu_memory_kernel(infos, cpu, memory, use_requested)
+
+
+def test_empty_snapshot_has_empty_columns() -> None:
+    columns = Snapshot.from_objects([]).columns()
+    assert columns.size == 0 and columns.exact and columns.requested_cpu.tolist() == []
 
 
 def test_columns_follow_the_cache_row_by_row() -> None:

@@ -679,10 +679,12 @@ class Framework:
         )
         # Optional batch forms over the snapshot's columns (see ``filter_batch``).
         self._batch_filters = tuple(
-            (p.name, _optional_method(p, "filter_batch")) for p in self.filter_plugins
-        )
-        self._batch_statuses = tuple(
-            (p.name, p.filter, _optional_method(p, "filter_batch_statuses"))
+            (
+                p.name,
+                p.filter,
+                _optional_method(p, "filter_batch"),
+                _optional_method(p, "filter_batch_statuses"),
+            )
             for p in self.filter_plugins
         )
         self._batch_scores = tuple(
@@ -1035,9 +1037,11 @@ class Framework:
         ``filter_batch(state, pod, columns)``; see :class:`schedframe.framework.NodeColumns`);
         a node's verdict is the first one, in plugin order, that is not ``FILTER_PASS``, as
         the per-node run stops at the first plugin that does not pass. A plugin without a batch
-        form, or declining this pod, leaves ``FILTER_CHECK`` on the nodes still passing; so do
-        nodes with nominated pods. The caller runs :meth:`filter_function` on ``FILTER_CHECK``
-        nodes, and :meth:`rejection_statuses` when it needs the statuses of rejected ones.
+        form, or declining this pod, leaves ``FILTER_CHECK`` on the nodes still passing. Nodes
+        with nominated pods are judged with those pods added (see
+        :meth:`filter_batch_with_deciders`). The caller runs :meth:`filter_function` on
+        ``FILTER_CHECK`` nodes, and :meth:`rejection_statuses` when it needs the statuses of
+        rejected ones.
 
         Returns ``None`` when no plugin decided anything (the per-node path is then as fast).
         """
@@ -1084,7 +1088,7 @@ class Framework:
         size = columns.size
         verdicts: VerdictArray | None = None
         deciders: DeciderArray = np.full(size, -1, dtype=np.int16)
-        for k, (name, batch) in enumerate(self._batch_filters):
+        for k, (name, _, batch, _) in enumerate(self._batch_filters):
             if skip and name in skip:
                 continue
             result = None
@@ -1182,7 +1186,7 @@ class Framework:
         row, equal to its ``filter``); otherwise its ``filter`` runs on each. ``None`` when a
         status is not a rejection after all (the caller then takes the per-node path).
         """
-        name, filter_fn, batch = self._batch_statuses[plugin_index]
+        name, filter_fn, _, batch = self._batch_filters[plugin_index]
         statuses: Sequence[Status | None] | None = None
         try:
             if batch is not None:
@@ -1224,6 +1228,7 @@ class Framework:
             skip = state.skip_score_plugins
             totals = np.zeros(len(rows), dtype=np.int64)
             nodes: list[NodeInfo] | None = None
+            names: list[str] | None = None
             for (name, score_fn, normalize_fn, weight, score_many), (_, batch, norm_batch) in zip(
                 self._score_fns, self._batch_scores, strict=True
             ):
@@ -1244,9 +1249,9 @@ class Framework:
                             norm_batch(state, pod, scores) if norm_batch is not None else None
                         )
                         if normalized is None or getattr(normalized, "shape", None) != (len(rows),):
-                            nsl = fw.NodeScoreList(
-                                [columns.names[r] for r in rows.tolist()], scores.tolist()
-                            )
+                            if names is None:
+                                names = [columns.names[r] for r in rows.tolist()]
+                            nsl = fw.NodeScoreList(list(names), scores.tolist())
                             status = normalize_fn(state, pod, nsl)
                             if status is not None and not status.is_success():
                                 return None

@@ -411,6 +411,7 @@ class Algorithm:
                 return found
 
         feasible_nodes: list[NodeInfo] = []
+        processed = 0
         try:
             feasible_nodes = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         finally:
@@ -420,9 +421,7 @@ class Algorithm:
                 self.next_start_node_index = (self.next_start_node_index + processed) % len(
                     all_nodes
                 )
-        return _Found(
-            feasible_nodes, diagnosis, len(feasible_nodes) + len(diagnosis.node_to_status)
-        )
+        return _Found(feasible_nodes, diagnosis, processed)
 
     def _pass_filters_batch(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis

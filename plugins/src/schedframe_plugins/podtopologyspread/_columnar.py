@@ -240,6 +240,21 @@ def _python_totals(
     return list(totals.values())
 
 
+def _labels_and_inclusion(
+    pod: Pod,
+    required: RequiredNodeAffinity,
+    constraints: Sequence[SpreadConstraint],
+    columns: fw.NodeColumns,
+) -> tuple[list[fw.LabelColumn], _Inclusion]:
+    """Each constraint's label column, and the inclusion policies over the rows carrying
+    every topology key (a node-less row carries none)."""
+    labels = [columns.labels(c.topology_key) for c in constraints]
+    base = np.ones(columns.size, dtype=np.bool_)
+    for column in labels:
+        base &= column.codes >= 0
+    return labels, _Inclusion(pod, required, columns, base)
+
+
 def pre_filter_state(
     pod: Pod,
     constraints: list[SpreadConstraint],
@@ -250,12 +265,7 @@ def pre_filter_state(
     carries the counts by label code for :func:`filter_verdicts`."""
     required = RequiredNodeAffinity(pod)
     infos = columns.infos
-    labels = [columns.labels(c.topology_key) for c in constraints]
-    # Rows carrying every topology key (a node-less row carries none).
-    base = np.ones(columns.size, dtype=np.bool_)
-    for column in labels:
-        base &= column.codes >= 0
-    inclusion = _Inclusion(pod, required, columns, base)
+    labels, inclusion = _labels_and_inclusion(pod, required, constraints, columns)
     generations = row_counts.generations(columns)
     namespace = pod.namespace
     counts: list[dict[str, int]] = []
@@ -358,11 +368,7 @@ def pre_score_counts(
     constraints = s.constraints
     required = RequiredNodeAffinity(pod)
     infos = columns.infos
-    labels = [columns.labels(c.topology_key) for c in constraints]
-    base = np.ones(columns.size, dtype=np.bool_)
-    for column in labels:
-        base &= column.codes >= 0
-    inclusion = _Inclusion(pod, required, columns, base)
+    labels, inclusion = _labels_and_inclusion(pod, required, constraints, columns)
     generations: IntArray | None = None
     namespace = pod.namespace
     for i, c in enumerate(constraints):
