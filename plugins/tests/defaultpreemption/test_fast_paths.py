@@ -3,7 +3,8 @@
 * The dry-run shortcuts (``prepare_dry_run``) rule out only nodes whose dry run yields no
   candidate and select the same victims with fewer Filter runs, so the Evaluator finds the
   same candidates with them as without them, and the same statuses and errors when there are
-  none.
+  none. When every other Filter reads the node only, victims are chosen by arithmetic on the
+  snapshot's NodeInfo (``victims_in_place``): the same victims, and the NodeInfo unchanged.
 * Victims are ordered by a sort key (:func:`schedframe.preemption.importance_key`) while
   ``more_important_pod`` is the default: the same order as the pairwise predicate.
 * :func:`~schedframe.preemption.pick_one_node_for_preemption` converts start times once; its
@@ -56,6 +57,12 @@ class RejectLabelled(fw.FilterPlugin):
         if node is not None and node.labels.get("reject") == "true":
             return fw.Status(fw.Code.UNSCHEDULABLE, "labelled reject")
         return None
+
+
+class RejectLabelledNodeOnly(RejectLabelled):
+    """:class:`RejectLabelled`, declaring that its Filter reads the node only."""
+
+    filter_reads_node_pods: ClassVar[bool] = False
 
 
 Cluster = tuple[list[Node], list[Pod], list[PodDisruptionBudget], Pod, list[tuple[Pod, str]]]
@@ -126,9 +133,11 @@ def _framework(
     extension: bool,
     rng: random.Random | None = None,
     extra: fw.FilterPlugin | None = None,
+    node_only: bool = False,
 ) -> tuple[Framework, fw.CycleState, fw.NodeToStatus]:
     nodes, pods, pdbs, preemptor, nominated = data
-    factories: list[PluginFactory] = [lambda h: RejectLabelled(), lambda h: Fit(None, h)]
+    reject = RejectLabelledNodeOnly if node_only else RejectLabelled
+    factories: list[PluginFactory] = [lambda h: reject(), lambda h: Fit(None, h)]
     if extension:
         factories.append(lambda h: ErrorOnLabelPlugin())
     if extra is not None:
@@ -220,15 +229,79 @@ def test_plan_selects_the_victims_of_the_plugin(data: Cluster, extension: bool) 
 
 
 @pytest.mark.property
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_victims_in_place_are_those_of_the_copying_path(data: Cluster) -> None:
+    """With only node-reading filters besides NodeResourcesFit, the arithmetic answers as the
+    plugin's own selection on copies wherever it answers, and leaves the NodeInfo as it was."""
+    fwk, state, statuses = _framework(data, extension=False, node_only=True)
+    preemptor, pdbs = data[3], data[2]
+    plugin = DefaultPreemption(None, fwk)
+    plan = plugin.prepare_dry_run(state, preemptor, statuses)
+    assert plan is not None
+    in_place = getattr(plan, "victims_in_place")  # noqa: B009 - optional DryRun method
+    for ni in fwk.snapshot_shared_lister().node_infos.list():
+        before = (ni.generation, list(ni.pods), dict(ni.requested))
+        got = in_place(state, preemptor, ni, pdbs)
+        assert (ni.generation, list(ni.pods), dict(ni.requested)) == before
+        if got is None:
+            event("copying path")
+            continue
+        event("in place" + (" with victims" if got[0] else ""))
+        assert got == plugin.select_victims_on_node(state.clone(), preemptor, ni.clone(), pdbs)
+
+
+def test_victims_in_place_only_when_the_other_filters_read_the_node_only() -> None:
+    nodes = [node("n1", {"cpu": "4", "example.com/gpu": "2"})]
+    pods = [
+        pod("a", node="n1", priority=0, req={"cpu": "2"}, start=NOW - timedelta(seconds=9)),
+        pod("b", node="n1", priority=0, req={"cpu": "1"}, start=NOW - timedelta(seconds=5)),
+        pod("c", node="n1", priority=5, req={"cpu": "1"}),
+    ]
+    preemptor = pod("high", priority=10, req={"cpu": "2"})
+    m = fw.NodeToStatus({"n1": fw.Status(fw.Code.UNSCHEDULABLE)})
+
+    def plan_for(
+        factories: list[PluginFactory], preemptor: Pod = preemptor
+    ) -> tuple[Framework, fw.CycleState, preemption.DryRun]:
+        fwk, _ = cluster(nodes, pods, factories)
+        state = pre_filter(fwk, preemptor)
+        plan = DefaultPreemption(None, fwk).prepare_dry_run(state, preemptor, m)
+        assert plan is not None
+        return fwk, state, plan
+
+    def answer(factories: list[PluginFactory], preemptor: Pod = preemptor) -> object:
+        fwk, state, plan = plan_for(factories, preemptor)
+        ni = fwk.snapshot_shared_lister().node_infos.get("n1")
+        return getattr(plan, "victims_in_place")(state, preemptor, ni, [])  # noqa: B009
+
+    # Reprieved most important first: "c" (priority 5, 1 cpu) fits back, then "a" (the older
+    # priority-0 pod, 2 cpu) would leave 1 cpu for the preemptor's 2: a victim; then "b" fits.
+    got = answer([lambda h: RejectLabelledNodeOnly(), lambda h: Fit(None, h)])
+    assert got == ([pods[0]], 0, None)
+    # A Filter that may read the pods on the node: the copying path.
+    assert answer([lambda h: RejectLabelled(), lambda h: Fit(None, h)]) is None
+    # An AddPod/RemovePod extension running this cycle: the copying path.
+    assert answer([lambda h: ErrorOnLabelPlugin(), lambda h: Fit(None, h)]) is None
+    # An extended resource in the request: NodeResourcesFit checks more than the sums.
+    gpu = pod("gpu", priority=10, req={"cpu": "2", "example.com/gpu": "1"})
+    assert answer([lambda h: Fit(None, h)], gpu) is None
+    # The node-reading Filter rejects the node: the copying path reports its status.
+    nodes[0] = node("n1", {"cpu": "4"}, {"reject": "true"})
+    assert answer([lambda h: RejectLabelledNodeOnly(), lambda h: Fit(None, h)]) is None
+
+
+@pytest.mark.property
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     clusters(),
     st.booleans(),
     st.integers(0, 5),
     st.integers(1, 4),
+    st.booleans(),
 )
 def test_candidates_are_those_of_the_full_dry_run(
-    data: Cluster, extension: bool, offset_seed: int, absolute: int
+    data: Cluster, extension: bool, offset_seed: int, absolute: int, node_only: bool
 ) -> None:
     """find_candidates with the shortcuts equals the full dry run (same offset and count)."""
     args = DefaultPreemptionArgs(
@@ -237,7 +310,10 @@ def test_candidates_are_those_of_the_full_dry_run(
     results = []
     for shortcuts in (True, False):
         fwk, state, statuses = _framework(
-            data, extension=extension, rng=SequenceRandom([offset_seed] * 2)
+            data,
+            extension=extension,
+            rng=SequenceRandom([offset_seed] * 2),
+            node_only=node_only,
         )
         plugin = DefaultPreemption(args, fwk)
         if not shortcuts:
@@ -257,12 +333,14 @@ def test_candidates_are_those_of_the_full_dry_run(
 
 @pytest.mark.property
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(clusters())
-def test_preemption_outcome_is_unchanged_by_the_shortcuts(data: Cluster) -> None:
+@given(clusters(), st.booleans())
+def test_preemption_outcome_is_unchanged_by_the_shortcuts(data: Cluster, node_only: bool) -> None:
     """The PostFilter answer and the chosen candidate, with shortcuts or without."""
     outcomes = []
     for shortcuts in (True, False):
-        fwk, state, statuses = _framework(data, extension=False, rng=random.Random(7))
+        fwk, state, statuses = _framework(
+            data, extension=False, rng=random.Random(7), node_only=node_only
+        )
         plugin = DefaultPreemption(None, fwk)
         if not shortcuts:
             _without_shortcuts(plugin)

@@ -251,14 +251,17 @@ class Evaluator:
         errors: list[str] = []
         select_victims = (plan or self.interface).select_victims_on_node
         cannot_help = plan.cannot_help if plan is not None else None
+        in_place = getattr(plan, "victims_in_place", None) if plan is not None else None
         n = len(potential_nodes)
         for i in range(n):
             node_info = potential_nodes[(offset + i) % n]
             if cannot_help is not None and cannot_help(node_info):
                 continue
-            node_copy = node_info.clone()
-            name = node_copy.name
-            pods, num_violations, status = select_victims(state.clone(), pod, node_copy, pdbs)
+            name = node_info.name
+            found = in_place(state, pod, node_info, pdbs) if in_place is not None else None
+            if found is None:
+                found = select_victims(state.clone(), pod, node_info.clone(), pdbs)
+            pods, num_violations, status = found
             succeeded = status is None or status.is_success()
             if succeeded and pods:
                 c = Candidate(name, Victims(pods, num_violations))

@@ -135,6 +135,11 @@ class DryRun(Protocol):
     then passes over the nodes :meth:`cannot_help` rules out and calls this object's
     :meth:`select_victims_on_node` instead of the interface's. Both must leave the candidates
     exactly as they would be without them.
+
+    It may also offer ``victims_in_place(state, pod, node_info, pdbs)``: the same answer as
+    :meth:`select_victims_on_node`, worked out from the snapshot's NodeInfo and ``state``
+    without copying or changing them, or ``None`` to send that node down the usual path
+    (copies, then :meth:`select_victims_on_node`). The Evaluator tries it first.
     """
 
     def cannot_help(self, node_info: NodeInfo) -> bool:

@@ -724,6 +724,18 @@ class Framework:
         """True when at least one Filter plugin is enabled."""
         return bool(self.filter_plugins)
 
+    def cycle_filter_plugins(self, state: CycleState) -> list[fw.FilterPlugin]:
+        """The Filter plugins that run for the pod of ``state``: the profile's, in order,
+        without those its PreFilter skipped."""
+        skip = state.skip_filter_plugins
+        return [p for p in self.filter_plugins if p.name not in skip]
+
+    def cycle_has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether any AddPod/RemovePod extension runs for the pod of ``state`` (a PreFilter
+        plugin that skipped has its extensions left out)."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in self._pre_filter_ext)
+
     def has_post_filter_plugins(self) -> bool:
         """True when at least one PostFilter plugin is enabled."""
         return bool(self.post_filter_plugins)

@@ -6,7 +6,8 @@ after which the preemptor no longer fits stays a victim. Only the pod-count, cpu
 ephemeral-storage checks of :func:`~schedframe_plugins.noderesources.fit.fits_request` are
 modelled; each one failing makes that Filter reject, whatever the plugin's arguments (they
 only ignore extended resources). When the Filter runs, a rejection by it means the whole
-Filter run fails, so the answers here are only ever used as "certainly fails".
+Filter run fails, so these answers are "certainly fails"; for a pod asking for nothing else
+(:func:`plain_request`) they are also "fits" when they find nothing exceeded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from typing import Final
 from schedframe import framework as fw
 from schedframe_plugins.noderesources import fit as _fit
 
-__all__ = ["FitRequest", "Remainders", "exceeds", "fit_filter", "node_exceeds", "request_of"]
+__all__ = [
+    "FitRequest",
+    "Remainders",
+    "exceeds",
+    "fit_filter",
+    "node_exceeds",
+    "plain_request",
+    "request_of",
+]
 
 CPU: Final = "cpu"
 MEMORY: Final = "memory"
@@ -45,6 +54,13 @@ def request_of(state: fw.CycleState) -> FitRequest | None:
     if request is None:
         return None
     return request.milli_cpu, request.memory, request.ephemeral_storage
+
+
+def plain_request(state: fw.CycleState) -> bool:
+    """Whether the pod asks NodeResourcesFit for the pod count, cpu, memory and ephemeral
+    storage only: its Filter then fails exactly when :func:`exceeds` says so."""
+    request = state.get(_fit._PRE_FILTER)
+    return request is not None and not request.scalar
 
 
 def exceeds(

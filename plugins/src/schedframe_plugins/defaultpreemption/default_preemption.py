@@ -16,8 +16,11 @@ Port of upstream ``defaultpreemption/default_preemption.go``. The plugin supplie
 When NodeResourcesFit filters the preemptor, the dry run skips work whose outcome that Filter
 already decides (:meth:`DefaultPreemption.prepare_dry_run`): nodes where the preemptor would
 not fit even with every lower-priority pod gone are passed over, and a reprieved pod after
-which it no longer fits stays a victim without a Filter run. The candidates, and so the
-nomination and the victims, are those of the full dry run.
+which it no longer fits stays a victim without a Filter run. When every other Filter running
+for the preemptor declares that it reads the node only (``filter_reads_node_pods = False``),
+there are no AddPod/RemovePod extensions in play and the pod asks for plain resources, the
+victims are worked out by arithmetic on the snapshot, without copying the node. The
+candidates, and so the nomination and the victims, are those of the full dry run.
 
 Victims are evicted synchronously (upstream's ``SchedulerAsyncPreemption`` evicts them in a
 goroutine and blocks the preemptor in PreEnqueue meanwhile); the cluster ends up the same, so
@@ -67,6 +70,8 @@ _PREEMPT_NEVER: Final = "Never"
 IsEligiblePodFunc = Callable[[fw.NodeInfo, fw.PodInfo, Pod], bool]
 #: ``more_important_pod(pod1, pod2)``: is ``pod1`` more important (reprieved first)?
 MoreImportantPodFunc = Callable[[Pod, Pod], bool]
+# A Filter plugin's ``filter``.
+NodeFilter = Callable[[fw.CycleState, Pod, fw.NodeInfo], "fw.Status | None"]
 
 
 @attrs.frozen(kw_only=True)
@@ -370,7 +375,7 @@ class DefaultPreemption(fw.PostFilterPlugin):
         request = self._fit_request(state)
         if request is None:
             return None
-        return _DryRun(self, pod, request)
+        return _DryRun(self, pod, request, self._node_only_filters(state))
 
     def _fit_request(self, state: fw.CycleState) -> _fit_bound.FitRequest | None:
         """The pod's request as NodeResourcesFit's Filter reads it, when that Filter runs in
@@ -385,6 +390,28 @@ class DefaultPreemption(fw.PostFilterPlugin):
         if fit is None or fit.name in state.skip_filter_plugins:
             return None
         return _fit_bound.request_of(state)
+
+    def _node_only_filters(self, state: fw.CycleState) -> tuple[NodeFilter, ...] | None:
+        """The ``filter`` of every other Filter plugin running this cycle, when NodeResourcesFit
+        is the only one whose verdict depends on the pods on a node and the pod asks for plain
+        resources only: victims can then be chosen by arithmetic. ``None`` otherwise."""
+        handle = self._handle
+        cycle_filters = getattr(handle, "cycle_filter_plugins", None)
+        has_extensions = getattr(handle, "cycle_has_pre_filter_extensions", None)
+        if cycle_filters is None or has_extensions is None or has_extensions(state):
+            return None
+        if not _fit_bound.plain_request(state):
+            return None
+        lookup = self._fit_lookup
+        fit = lookup[2] if lookup is not None else None
+        others: list[NodeFilter] = []
+        for plugin in cycle_filters(state):
+            if plugin is fit:
+                continue
+            if getattr(plugin, "filter_reads_node_pods", True) is not False:
+                return None
+            others.append(plugin.filter)
+        return tuple(others)
 
     def _only_priority_decides(self) -> bool:
         """Whether every lower-priority pod may be a victim (no extra eligibility veto)."""
@@ -418,8 +445,11 @@ class _DryRun:
     """DefaultPreemption's dry-run shortcuts for one preemptor (see ``prepare_dry_run``)."""
 
     __slots__ = (
+        "_added",
+        "_node_only",
         "_nominated",
         "_nominator",
+        "_order",
         "_plugin",
         "_priority",
         "_remainder_of",
@@ -427,7 +457,13 @@ class _DryRun:
         "_uid",
     )
 
-    def __init__(self, plugin: DefaultPreemption, pod: Pod, request: _fit_bound.FitRequest) -> None:
+    def __init__(
+        self,
+        plugin: DefaultPreemption,
+        pod: Pod,
+        request: _fit_bound.FitRequest,
+        node_only: tuple[NodeFilter, ...] | None,
+    ) -> None:
         self._plugin = plugin
         self._request = request
         self._priority = pod.priority
@@ -435,11 +471,37 @@ class _DryRun:
         self._nominator = plugin._handle.nominator
         # Nominations do not change during the dry run.
         self._nominated = self._nominator.nominated_node_names()
+        self._added: dict[str, tuple[int, int, int, int] | None] = {}
         self._remainder_of = plugin._remainders.of
+        self._node_only = node_only
+        self._order = plugin._importance_order() if node_only is not None else None
+
+    def _nominated_sums(self, node_name: str) -> tuple[int, int, int, int] | None:
+        """``(count, cpu, memory, storage)`` of the pods nominated to the node that the
+        filters count for this preemptor (priority at least its own, not itself); ``None``
+        when there are none."""
+        if node_name not in self._nominated:
+            return None
+        added = self._added
+        if node_name in added:
+            return added[node_name]
+        priority = self._priority
+        uid = self._uid
+        count = cpu = memory = storage = 0
+        for info in self._nominator.nominated_pods_for_node(node_name):
+            other = info.pod
+            if other.priority >= priority and other.uid != uid:
+                count += 1
+                r = other.requests
+                cpu += r.get(_fit_bound.CPU, 0)
+                memory += r.get(_fit_bound.MEMORY, 0)
+                storage += r.get(_fit_bound.EPHEMERAL_STORAGE, 0)
+        sums = (count, cpu, memory, storage) if count else None
+        added[node_name] = sums
+        return sums
 
     def cannot_help(self, node_info: fw.NodeInfo) -> bool:
-        priority = self._priority
-        lower, count, cpu, memory, storage = self._remainder_of(node_info, priority)
+        lower, count, cpu, memory, storage = self._remainder_of(node_info, self._priority)
         if not lower:
             return True  # select_victims_on_node: no victims, unresolvable
         request = self._request
@@ -447,21 +509,18 @@ class _DryRun:
         if _fit_bound.exceeds(request, allocatable, count, cpu, memory, storage):
             return True
         node = node_info.node
-        if not node or node.metadata.name not in self._nominated:
+        if not node:
             return False
         # The filters first run with these pods added to the node.
-        counted = False
-        uid = self._uid
-        for info in self._nominator.nominated_pods_for_node(node.metadata.name):
-            other = info.pod
-            if other.priority >= priority and other.uid != uid:
-                counted = True
-                count += 1
-                r = other.requests
-                cpu += r.get(_fit_bound.CPU, 0)
-                memory += r.get(_fit_bound.MEMORY, 0)
-                storage += r.get(_fit_bound.EPHEMERAL_STORAGE, 0)
-        return counted and _fit_bound.exceeds(request, allocatable, count, cpu, memory, storage)
+        sums = self._nominated_sums(node.metadata.name)
+        return sums is not None and _fit_bound.exceeds(
+            request,
+            allocatable,
+            count + sums[0],
+            cpu + sums[1],
+            memory + sums[2],
+            storage + sums[3],
+        )
 
     def select_victims_on_node(
         self,
@@ -471,6 +530,74 @@ class _DryRun:
         pdbs: Sequence[PodDisruptionBudget],
     ) -> tuple[list[Pod], int, fw.Status | None]:
         return self._plugin._select_victims(state, pod, node_info, pdbs, self._request)
+
+    def victims_in_place(
+        self,
+        state: fw.CycleState,
+        pod: Pod,
+        node_info: fw.NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, fw.Status | None] | None:
+        """``select_victims_on_node``'s answer, worked out from sums without copying or
+        changing ``node_info`` (the snapshot's): every other Filter running this cycle looks
+        at the node only, so its verdict stays what it is now however many pods go, and
+        NodeResourcesFit's verdict is arithmetic on the plain resources. ``None`` when the
+        node has to take the copying path (those filters reject it, or the preemptor would
+        not fit with every lower-priority pod gone: the status then comes from a real run).
+        """
+        node_only = self._node_only
+        order = self._order
+        node = node_info.node
+        if node_only is None or order is None or node is None:
+            return None
+        try:
+            for filter_fn in node_only:
+                status = filter_fn(state, pod, node_info)
+                if status is not None and not status.is_success():
+                    return None
+        except Exception:
+            return None
+        priority = self._priority
+        lower, count, cpu, memory, storage = self._remainder_of(node_info, priority)
+        if not lower:
+            return None
+        sums = self._nominated_sums(node.metadata.name)
+        if sums is not None:  # filtering counts the nominated pods (and passes without them)
+            count += sums[0]
+            cpu += sums[1]
+            memory += sums[2]
+            storage += sums[3]
+        request = self._request
+        allocatable = node_info.allocatable
+        exceeds = _fit_bound.exceeds
+        if exceeds(request, allocatable, count, cpu, memory, storage):
+            return None
+        potential = [info for info in node_info.pods if info.pod.priority < priority]
+        potential.sort(key=lambda info: order(info.pod))
+        if pdbs:
+            violating, non_violating = preemption.filter_pods_with_pdb_violation(potential, pdbs)
+        else:
+            violating, non_violating = [], potential
+        victims: list[fw.PodInfo] = []
+        num_violating = 0
+        for group, counts_violation in ((violating, True), (non_violating, False)):
+            for info in group:
+                r = info.pod.requests
+                with_it = (
+                    count + 1,
+                    cpu + r.get(_fit_bound.CPU, 0),
+                    memory + r.get(_fit_bound.MEMORY, 0),
+                    storage + r.get(_fit_bound.EPHEMERAL_STORAGE, 0),
+                )
+                if exceeds(request, allocatable, *with_it):
+                    victims.append(info)
+                    if counts_violation:
+                        num_violating += 1
+                else:  # reprieved: it stays on the node
+                    count, cpu, memory, storage = with_it
+        if violating and non_violating:
+            victims.sort(key=lambda info: order(info.pod))
+        return [info.pod for info in victims], num_violating, None
 
 
 def _as_error(status: fw.Status | None) -> fw.Status | None:

@@ -215,6 +215,8 @@ class NodeAffinity(
     """
 
     name: ClassVar[str] = names.NODE_AFFINITY
+    #: Filter reads the Node object only, never the pods on it.
+    filter_reads_node_pods: ClassVar[bool] = False
     args_type: ClassVar[type | None] = NodeAffinityArgs
 
     def __init__(self, args: NodeAffinityArgs | None, handle: fw.Handle) -> None:

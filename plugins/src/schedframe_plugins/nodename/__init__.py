@@ -38,6 +38,8 @@ class NodeName(fw.FilterPlugin, fw.EnqueueExtensions):
     """Rejects every node but the one named in ``spec.nodeName``."""
 
     name: ClassVar[str] = NAME
+    #: Filter reads the Node object only, never the pods on it.
+    filter_reads_node_pods: ClassVar[bool] = False
     args_type: ClassVar[type | None] = None
 
     def __init__(self, args: None, handle: fw.Handle) -> None:

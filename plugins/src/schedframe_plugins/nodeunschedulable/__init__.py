@@ -47,6 +47,8 @@ class NodeUnschedulable(fw.FilterPlugin, fw.EnqueueExtensions):
     """Rejects cordoned nodes unless the pod tolerates ``node.kubernetes.io/unschedulable``."""
 
     name: ClassVar[str] = NAME
+    #: Filter reads the Node object only, never the pods on it.
+    filter_reads_node_pods: ClassVar[bool] = False
     args_type: ClassVar[type | None] = None
 
     def __init__(self, args: None, handle: fw.Handle) -> None:

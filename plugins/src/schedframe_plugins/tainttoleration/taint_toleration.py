@@ -115,6 +115,8 @@ class TaintToleration(
     """
 
     name: ClassVar[str] = names.TAINT_TOLERATION
+    #: Filter reads the Node object only, never the pods on it.
+    filter_reads_node_pods: ClassVar[bool] = False
     args_type: ClassVar[type | None] = None
 
     def __init__(self, args: None, handle: fw.Handle) -> None:
