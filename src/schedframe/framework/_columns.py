@@ -110,6 +110,54 @@ def _label(info: NodeInfo, key: str) -> str | None:
     return node.metadata.labels.get(key)
 
 
+def _added_sums(
+    added: Sequence[Sequence[PodInfo]],
+) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int], list[bool]]:
+    # Per group of pods: requested cpu, memory and ephemeral storage, non-zero cpu and
+    # memory, the pod count and whether any host port is taken.
+    if all(len(infos) == 1 for infos in added):  # the usual case: one nominated pod a node
+        pods = [infos[0].pod for infos in added]
+        each = [pod.requests for pod in pods]
+        each_non_zero = [pod.non_zero_requests for pod in pods]
+        return (
+            [r.get("cpu", 0) for r in each],
+            [r.get("memory", 0) for r in each],
+            [r.get("ephemeral-storage", 0) for r in each],
+            [r.get("cpu", 0) for r in each_non_zero],
+            [r.get("memory", 0) for r in each_non_zero],
+            [1] * len(pods),
+            [bool(pod.host_ports) for pod in pods],  # host_ports lists taken ports only
+        )
+    cpu: list[int] = []
+    memory: list[int] = []
+    storage: list[int] = []
+    nz_cpu: list[int] = []
+    nz_memory: list[int] = []
+    count: list[int] = []
+    ports: list[bool] = []
+    for infos in added:
+        c = m = e = nc = nm = 0
+        port = False
+        for info in infos:
+            pod = info.pod
+            requests = pod.requests
+            c += requests.get("cpu", 0)
+            m += requests.get("memory", 0)
+            e += requests.get("ephemeral-storage", 0)
+            non_zero = pod.non_zero_requests
+            nc += non_zero.get("cpu", 0)
+            nm += non_zero.get("memory", 0)
+            port = port or bool(pod.host_ports)
+        cpu.append(c)
+        memory.append(m)
+        storage.append(e)
+        nz_cpu.append(nc)
+        nz_memory.append(nm)
+        count.append(len(infos))
+        ports.append(port)
+    return cpu, memory, storage, nz_cpu, nz_memory, count, ports
+
+
 class _CopiesWithPods(Sequence["NodeInfo"]):
     """NodeInfo copies with pods added, each made on first access."""
 
@@ -312,39 +360,13 @@ class NodeColumns:
         self._nodes = [info.node for info in bases]
         self._labels = {}
         self._source = (base, index)
-        row_set = set(rows)
-        position = {r: i for i, r in enumerate(rows)}
-        self._inexact_rows = {position[r] for r in base._inexact_rows if r in row_set}
+        self._inexact_rows = set()
+        if base._inexact_rows:
+            position = {r: i for i, r in enumerate(rows)}
+            self._inexact_rows = {position[r] for r in base._inexact_rows if r in position}
         for field in _INT_FIELDS + _BOOL_FIELDS:
             setattr(self, field, getattr(base, field)[index])
-        cpu: list[int] = []
-        memory: list[int] = []
-        storage: list[int] = []
-        nz_cpu: list[int] = []
-        nz_memory: list[int] = []
-        count: list[int] = []
-        ports: list[bool] = []
-        for pods in added:
-            c = m = e = nc = nm = 0
-            port = False
-            for info in pods:
-                pod = info.pod
-                requests = pod.requests
-                c += requests.get("cpu", 0)
-                m += requests.get("memory", 0)
-                e += requests.get("ephemeral-storage", 0)
-                non_zero = pod.non_zero_requests
-                nc += non_zero.get("cpu", 0)
-                nm += non_zero.get("memory", 0)
-                if not port and pod.host_ports:
-                    port = any(p > 0 for _, _, p in pod.host_ports)
-            cpu.append(c)
-            memory.append(m)
-            storage.append(e)
-            nz_cpu.append(nc)
-            nz_memory.append(nm)
-            count.append(len(pods))
-            ports.append(port)
+        cpu, memory, storage, nz_cpu, nz_memory, count, ports = _added_sums(added)
         for field, values in (
             ("requested_cpu", cpu),
             ("requested_memory", memory),

@@ -5,6 +5,7 @@ Upstream: ``k8s.io/kube-scheduler/framework`` types and ``pkg/scheduler/framewor
 
 from __future__ import annotations
 
+import collections
 import enum
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -533,6 +534,10 @@ class NodeToStatus:
         """Record ``status`` for ``node_name``."""
         self._statuses[node_name] = status
 
+    def update(self, pairs: Iterable[tuple[str, Status]]) -> None:
+        """:meth:`set` for each ``(node name, status)`` pair, in order."""
+        self._statuses.update(pairs)
+
     def __len__(self) -> int:
         return len(self._statuses)
 
@@ -580,15 +585,9 @@ class FitError(Exception):
         d = self.diagnosis
         # Many nodes share one Status object (the batch path makes one per distinct verdict):
         # count the objects first, then their reasons.
-        times: dict[int, int] = {}
-        shared: dict[int, Status] = {}
-        for _, status in d.node_to_status.items():
-            key = id(status)
-            if key in times:
-                times[key] += 1
-            else:
-                times[key] = 1
-                shared[key] = status
+        statuses = [status for _, status in d.node_to_status.items()]
+        times = collections.Counter(map(id, statuses))
+        shared = dict(zip(map(id, statuses), statuses, strict=True))
         counts: dict[str, int] = {}
         for key, n in times.items():
             for reason in shared[key].reasons:

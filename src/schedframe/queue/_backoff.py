@@ -13,7 +13,7 @@ from typing import Final
 
 from schedframe.framework import Clock, PodInfo, QueuedPodInfo
 from schedframe.objects import Pod
-from schedframe.queue._heap import KeyedHeap
+from schedframe.queue._heap import KeyedHeap, _Entry
 
 __all__ = ["BACKOFF_ORDERING_WINDOW", "BackoffQueue", "is_error_pod", "set_pod"]
 
@@ -156,6 +156,14 @@ class BackoffQueue:
         """The entry ``uid``, if queued."""
         qpi = self._pod_q.get(uid)
         return qpi if qpi is not None else self._error_q.get(uid)
+
+    def entry_getters(
+        self,
+    ) -> tuple[
+        Callable[[str], _Entry[QueuedPodInfo] | None], Callable[[str], _Entry[QueuedPodInfo] | None]
+    ]:
+        """The two heaps' ``uid -> entry`` lookups (see :meth:`KeyedHeap.entry_getter`)."""
+        return self._pod_q.entry_getter(), self._error_q.entry_getter()
 
     def __contains__(self, uid: object) -> bool:
         return uid in self._pod_q or uid in self._error_q

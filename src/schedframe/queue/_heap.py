@@ -49,6 +49,11 @@ class KeyedHeap(Generic[T]):
         """Items in no particular order."""
         return (e.item for e in self._heap)
 
+    def entry_getter(self) -> Callable[[str], _Entry[T] | None]:
+        """``key -> entry`` (its ``item`` is the stored item), for callers looking up many
+        keys in a row; valid while the heap lives."""
+        return self._entries.get
+
     def get(self, key: str) -> T | None:
         """The item stored under ``key``."""
         entry = self._entries.get(key)

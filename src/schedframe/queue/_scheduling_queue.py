@@ -11,7 +11,7 @@ import enum
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from schedframe.errors import SchedframeError
@@ -809,28 +809,43 @@ class SchedulingQueue:
         """Pods nominated to the node, each in the queue's latest version (upstream
         ``NominatedPodsForNode``)."""
         with self._lock:
-            return self._latest_nominated(node_name)
+            infos = self._nominator.pods_on(node_name)
+            return self._latest_versions()(infos) if infos else []
 
     def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
         """:meth:`nominated_pods_for_node` of each node, under one lock (nodes without
         nominated pods are left out)."""
         with self._lock:
             result: dict[str, list[PodInfo]] = {}
+            pods_on = self._nominator.pods_on
+            latest = self._latest_versions()
             for name in node_names:
-                pods = self._latest_nominated(name)
-                if pods:
-                    result[name] = pods
+                infos = pods_on(name)
+                if infos:
+                    result[name] = latest(infos)
             return result
 
-    def _latest_nominated(self, node_name: str) -> list[PodInfo]:
-        result = []
-        for info in self._nominator.pods_for_node(node_name):
-            uid = info.pod.uid
-            current = (
-                self._active.heap.get(uid) or self._unschedulable.get(uid) or self._backoff.get(uid)
-            )
-            result.append(current.pod_info if current is not None else info)
-        return result
+    def _latest_versions(self) -> Callable[[Sequence[PodInfo]], list[PodInfo]]:
+        # Each pod as the queue holds it now (activeQ, unschedulable pool or backoffQ), or as
+        # it was nominated when the queue does not hold it (in flight). The lookups are bound
+        # once: this runs for every nominated pod of every node a cycle looks at.
+        active = self._active.heap.entry_getter()
+        unschedulable = self._unschedulable.get
+        backoff, errored = self._backoff.entry_getters()
+
+        def latest(infos: Sequence[PodInfo]) -> list[PodInfo]:
+            out = []
+            for info in infos:
+                uid = info.pod.uid
+                entry = active(uid) or backoff(uid) or errored(uid)
+                if entry is not None:
+                    out.append(entry.item.pod_info)
+                    continue
+                current = unschedulable(uid)
+                out.append(current.pod_info if current is not None else info)
+            return out
+
+        return latest
 
     def nominated_node_name(self, pod: Pod) -> str | None:
         """Where the pod is nominated, if anywhere."""

@@ -1081,12 +1081,11 @@ class Framework:
         what_if: dict[int, tuple[fw.NodeColumns, int]] = {}
         nominated = self._nominator.nominated_node_names()
         if nominated:
+            import numpy as np
+
             index = columns.index
-            rows = [
-                index[name]
-                for name in nominated
-                if name in index and verdicts[index[name]] == fw.FILTER_PASS
-            ]
+            known = np.fromiter((index[name] for name in nominated if name in index), dtype=np.intp)
+            rows = known[verdicts[known] == fw.FILTER_PASS].tolist()
             if rows:
                 self._nominated_verdicts(state, pod, columns, rows, verdicts, deciders, what_if)
         return verdicts, deciders, what_if
@@ -1148,8 +1147,8 @@ class Framework:
             return
         priority = pod.priority
         uid = pod.uid
-        infos = columns.infos
-        names = [infos[row].name for row in rows]
+        all_names = columns.names
+        names = [all_names[row] for row in rows]
         bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
         if callable(bulk):  # one call (one lock) for every node
             by_node: dict[str, list[PodInfo]] = bulk(names)
@@ -1158,11 +1157,12 @@ class Framework:
         added_pods: list[list[PodInfo]] = []
         copied_rows: list[int] = []
         for row, name in zip(rows, names, strict=True):
-            added = [
-                pi
-                for pi in by_node.get(name, ())
-                if pi.pod.priority >= priority and pi.pod.uid != uid
-            ]
+            infos = by_node.get(name, ())
+            if len(infos) == 1:  # the usual case, without building a list
+                only = infos[0].pod
+                added = infos if only.priority >= priority and only.uid != uid else []
+            else:
+                added = [pi for pi in infos if pi.pod.priority >= priority and pi.pod.uid != uid]
             if not added:
                 continue  # the per-node path runs the plain filters: the pass stands
             added_pods.append(added)
@@ -1175,12 +1175,12 @@ class Framework:
             verdicts[copied_rows] = fw.FILTER_CHECK
             return
         what_if_verdicts, what_if_deciders = found
-        for i, row in enumerate(copied_rows):
-            verdict = what_if_verdicts[i]
-            verdicts[row] = verdict
-            deciders[row] = what_if_deciders[i]
-            if verdict == fw.FILTER_REJECT:
-                what_if[row] = (what_if_columns, i)
+        import numpy as np
+
+        verdicts[copied_rows] = what_if_verdicts
+        deciders[copied_rows] = what_if_deciders
+        for i in np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist():
+            what_if[copied_rows[i]] = (what_if_columns, i)
 
     def rejection_statuses(
         self,
@@ -1208,18 +1208,14 @@ class Framework:
                 statuses = [filter_fn(state, pod, infos[r]) for r in rows.tolist()]
         except Exception:
             return None
+        # Plugins share one Status among many nodes: check and name each object once.
+        distinct = dict(zip(map(id, statuses), statuses, strict=True))
         stamped: dict[int, Status] = {}
-        out: list[Status] = []
-        for status in statuses:
+        for key, status in distinct.items():
             if status is None or not status.is_rejected():
                 return None
-            named = stamped.get(id(status))
-            if named is None:
-                named = stamped[id(status)] = (
-                    status if status.plugin == name else status.with_plugin(name)
-                )
-            out.append(named)
-        return out
+            stamped[key] = status if status.plugin == name else status.with_plugin(name)
+        return [stamped[key] for key in map(id, statuses)]
 
     def score_batch(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray

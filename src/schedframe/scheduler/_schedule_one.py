@@ -517,9 +517,12 @@ class Algorithm:
         # Nodes with nominated pods rejected without them: the per-node path reports the run
         # with them added, which comes first there.
         row_of = columns.index
-        for name in fwk.nominator.nominated_node_names():
-            row = row_of.get(name)
-            if row is None or not rejected[row] or row in what_if:
+        known = np.fromiter(
+            (row_of[name] for name in fwk.nominator.nominated_node_names() if name in row_of),
+            dtype=np.intp,
+        )
+        for row in known[rejected[known]].tolist():
+            if row in what_if:
                 continue
             status = fwk.run_filter_plugins_with_nominated_pods(state, pod, columns.infos[row])
             if status is None or not status.is_rejected():
@@ -528,11 +531,11 @@ class Algorithm:
             rejected[row] = False
         if what_if:
             # Nodes rejected only with their nominated pods added: statuses from those copies.
-            rejected[list(what_if)] = False
-            by_decider: dict[int, list[int]] = {}
-            for row in what_if:
-                by_decider.setdefault(int(deciders[row]), []).append(row)
-            for index, rows_of in by_decider.items():
+            what_if_rows = np.fromiter(what_if, dtype=np.intp, count=len(what_if))
+            rejected[what_if_rows] = False
+            what_if_deciders = deciders[what_if_rows]
+            for index in np.unique(what_if_deciders).tolist():
+                rows_of = what_if_rows[what_if_deciders == index].tolist()
                 copies = what_if[rows_of[0]][0]
                 at = np.array([what_if[row][1] for row in rows_of], dtype=np.intp)
                 got = fwk.rejection_statuses(state, pod, copies, at, index)
@@ -550,13 +553,11 @@ class Algorithm:
         start = self.next_start_node_index % n
         names = columns.names
         node_to_status = diagnosis.node_to_status
-        seen: set[int] = set()
-        for row in [*range(start, n), *range(start)]:
-            status = statuses[row]
-            node_to_status.set(names[row], status)
-            if id(status) not in seen:
-                seen.add(id(status))
-                add_plugin_status(diagnosis, status)
+        order = [*range(start, n), *range(start)]
+        in_order = [statuses[row] for row in order]
+        node_to_status.update(zip([names[row] for row in order], in_order, strict=True))
+        for status in dict(zip(map(id, in_order), in_order, strict=True)).values():
+            add_plugin_status(diagnosis, status)  # once per distinct object, first seen first
         # Every node was processed: the rotation moves by n, back to where it was.
         return _Found([], diagnosis, n)
 
