@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from schedframe._yaml import YAMLError, load_strict
 from schedframe.config._args import decode_args, encode_args
-from schedframe.config._codec import decode_document as _decode_document
-from schedframe.config._codec import parse_duration, to_dict
+from schedframe.config._common import parse_duration
 from schedframe.config._defaults import set_defaults as _set_defaults
 from schedframe.config._types import (
     ClientConnectionConfiguration,
@@ -36,9 +36,11 @@ from schedframe.config._types import (
     PluginSet,
     Profile,
 )
-from schedframe.config._validation import validate as _validate
 from schedframe.errors import INVALID as _INVALID
 from schedframe.errors import ConfigError, FieldIssue
+
+if TYPE_CHECKING:
+    from schedframe.config._codec import to_dict
 
 __all__ = [
     "ClientConnectionConfiguration",
@@ -62,16 +64,37 @@ __all__ = [
 ]
 
 
+# Hidden from type checkers, which would otherwise accept any name as an attribute.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The codec (and its wire classes) is imported when a document is read or written,
+        # not when the default configuration is built.
+        if name == "to_dict":
+            from schedframe.config._codec import to_dict
+
+            globals()[name] = to_dict
+            return to_dict
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 def _from_document(document: object, source: str) -> KubeSchedulerConfiguration:
+    from schedframe.config._codec import decode_document
+    from schedframe.config._validation import validate
+
     try:
-        wire, issues = _decode_document(document)
+        wire, issues = decode_document(document)
     except RecursionError:
         raise _read_error("document nested too deeply", source) from None
     # Like upstream, a document that does not decode is not defaulted or validated.
     if issues or wire is None:
         raise ConfigError(issues, source=source)
     config = _set_defaults(wire)
-    issues = _validate(config)
+    issues = validate(config)
     if issues:
         raise ConfigError(issues, source=source)
     return config

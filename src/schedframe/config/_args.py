@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 
-from schedframe.config._codec import (
+from schedframe.config._common import (
     DurationError,
     format_duration,
     key_text,

@@ -15,16 +15,10 @@ nothing is appended to ``pluginConfig`` here.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from schedframe.config._codec import (
-    WireClientConnection,
-    WireConfig,
-    WireLeaderElection,
-    WireProfile,
-)
 from schedframe.config._types import (
     DEFAULT_SCHEDULER_NAME,
     ClientConnectionConfiguration,
@@ -35,6 +29,16 @@ from schedframe.config._types import (
     PluginSet,
     Profile,
 )
+
+if TYPE_CHECKING:
+    # Only decoded documents are defaulted here; the default configuration is built without
+    # the codec (``Profile()`` asks this module for the default plugins).
+    from schedframe.config._codec import (
+        WireClientConnection,
+        WireConfig,
+        WireLeaderElection,
+        WireProfile,
+    )
 
 __all__ = [
     "DEFAULT_MULTI_POINT",
@@ -149,6 +153,8 @@ def _profile(wire: WireProfile, scheduler_name: str) -> Profile:
 
 def set_defaults(wire: WireConfig) -> KubeSchedulerConfiguration:
     """Apply upstream ``SetDefaults_KubeSchedulerConfiguration`` to a decoded document."""
+    from schedframe.config._codec import WireProfile
+
     profiles = wire.profiles or (WireProfile(),)
     # Only a lone profile gets the default name; validation requires names otherwise.
     if len(profiles) == 1 and profiles[0].scheduler_name is None:

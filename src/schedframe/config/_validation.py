@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from schedframe.config._codec import Shown, format_duration, plugin_set_dict, shown
+from schedframe.config._codec import plugin_set_dict
+from schedframe.config._common import Shown, format_duration, shown
 from schedframe.config._types import (
     ClientConnectionConfiguration,
     Extender,

@@ -41,11 +41,10 @@ _EQ, _IN, _NOT_IN, _EXISTS, _NOT_EXISTS, _GT, _LT, _NEVER = range(8)
 _Compiled: TypeAlias = tuple[tuple[int, str, object], ...]
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
-_NAME_PART_RE: Final = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
-_LABEL_VALUE_RE: Final = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+# Validation patterns, compiled on first use (see ``_regex``) rather than at import.
+_NAME_PART_RE: Final = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_DNS1123_SUBDOMAIN_RE: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_LABEL_VALUE_RE: Final = r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
 _NAME_PART_MSG: Final = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
     "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
@@ -65,6 +64,11 @@ _QUALIFIED_MSG: Final = (
 )
 
 
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 def label_key_errors(key: str) -> list[str]:
     """Why ``key`` is not a valid label key, in upstream's words (``IsQualifiedName``)."""
     parts = key.split("/")
@@ -77,7 +81,7 @@ def label_key_errors(key: str) -> list[str]:
             errors = ["prefix part must be non-empty"]
         elif len(prefix) > 253:
             errors = ["prefix part must be no more than 253 characters"]
-        elif not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+        elif not _regex(_DNS1123_SUBDOMAIN_RE).fullmatch(prefix):
             errors = [_SUBDOMAIN_MSG]
         else:
             errors = []
@@ -87,13 +91,13 @@ def label_key_errors(key: str) -> list[str]:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
         errors.append("name part must be no more than 63 characters")
-    if name and not _NAME_PART_RE.fullmatch(name):
+    if name and not _regex(_NAME_PART_RE).fullmatch(name):
         errors.append(_NAME_PART_MSG)
     return errors
 
 
 def _valid_label_value(value: str) -> bool:
-    return len(value) <= 63 and _LABEL_VALUE_RE.fullmatch(value) is not None
+    return len(value) <= 63 and _regex(_LABEL_VALUE_RE).fullmatch(value) is not None
 
 
 @functools.lru_cache(maxsize=8192)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schedframe.config import parse_duration
-from schedframe.config._codec import _parse_duration_ns, format_duration
+from schedframe.config._common import _parse_duration_ns, format_duration
 
 NS = 1
 US = 1_000

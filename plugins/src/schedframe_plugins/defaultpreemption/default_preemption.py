@@ -30,16 +30,19 @@ this plugin has no PreEnqueue and registers no events, as upstream with async pr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import attrs
 
 from schedframe import errors, preemption
 from schedframe import framework as fw
-from schedframe.objects import Pod, PodDisruptionBudget
+from schedframe.objects import Pod
 from schedframe_plugins import names
 from schedframe_plugins.defaultpreemption import _fit_bound
 from schedframe_plugins.noderesources.fit import Fit
+
+if TYPE_CHECKING:
+    from schedframe.objects import PodDisruptionBudget
 
 __all__ = [
     "MSG_NO_VICTIMS",
@@ -446,6 +449,7 @@ class _DryRun:
 
     __slots__ = (
         "_added",
+        "_by_node",
         "_node_only",
         "_nominated",
         "_nominator",
@@ -472,6 +476,7 @@ class _DryRun:
         # Nominations do not change during the dry run.
         self._nominated = self._nominator.nominated_node_names()
         self._added: dict[str, tuple[int, int, int, int] | None] = {}
+        self._by_node: dict[str, list[fw.PodInfo]] | None = None
         self._remainder_of = plugin._remainders.of
         self._node_only = node_only
         self._order = plugin._importance_order() if node_only is not None else None
@@ -485,10 +490,17 @@ class _DryRun:
         added = self._added
         if node_name in added:
             return added[node_name]
+        by_node = self._by_node
+        if by_node is None:  # every nominated node's pods at once: one read of the queue
+            bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
+            by_node = self._by_node = bulk(self._nominated) if callable(bulk) else {}
+        infos = by_node.get(node_name)
+        if infos is None:
+            infos = self._nominator.nominated_pods_for_node(node_name)
         priority = self._priority
         uid = self._uid
         count = cpu = memory = storage = 0
-        for info in self._nominator.nominated_pods_for_node(node_name):
+        for info in infos:
             other = info.pod
             if other.priority >= priority and other.uid != uid:
                 count += 1

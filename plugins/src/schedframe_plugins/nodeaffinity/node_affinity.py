@@ -24,8 +24,6 @@ from schedframe.objects import (
     ObjectMeta,
     Pod,
     PodSpec,
-    pod_from_dict,
-    to_dict,
 )
 from schedframe.objects import NodeAffinity as NodeAffinitySpec
 from schedframe_plugins import names
@@ -91,6 +89,8 @@ def node_affinity_from_dict(data: object) -> NodeAffinitySpec:
         "metadata": {"name": "addedAffinity"},
         "spec": {"affinity": {"nodeAffinity": dict(data)}},
     }
+    from schedframe.objects import pod_from_dict
+
     try:
         pod = pod_from_dict(manifest)
     except ManifestError as exc:
@@ -117,6 +117,8 @@ def _relative(issue: FieldIssue) -> FieldIssue:
 
 def node_affinity_to_dict(affinity: NodeAffinitySpec) -> dict[str, object]:
     """The Kubernetes mapping of ``affinity`` (inverse of :func:`node_affinity_from_dict`)."""
+    from schedframe.objects import to_dict
+
     pod = Pod(
         metadata=ObjectMeta(name="addedAffinity"),
         spec=PodSpec(affinity=Affinity(node_affinity=affinity)),
