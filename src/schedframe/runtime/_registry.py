@@ -73,15 +73,10 @@ def _path_state() -> tuple[tuple[str, int | None], ...]:
 
 def _scan(group: str) -> tuple[tuple[PluginSource, Any], ...]:
     """Every entry point in ``group`` with its source, the same distribution seen twice dropped."""
-    if sys.version_info >= (3, 12):
-        from importlib.metadata import entry_points
-    else:  # pragma: no cover - exercised on 3.11 only
-        from importlib_metadata import entry_points
-
     found: list[tuple[PluginSource, Any]] = []
     seen: set[tuple[str, str]] = set()
     dists: dict[int, tuple[str | None, str | None]] = {}
-    for ep in entry_points(group=group):
+    for ep in _entry_points(group):
         if (ep.name, ep.value) in seen:
             continue  # the same distribution seen twice on sys.path
         seen.add((ep.name, ep.value))
@@ -97,6 +92,33 @@ def _scan(group: str) -> tuple[tuple[PluginSource, Any], ...]:
             (PluginSource(name=ep.name, value=ep.value, distribution=name, version=version), ep)
         )
     return tuple(found)
+
+
+def _entry_points(group: str) -> list[Any]:
+    """``entry_points(group=group)``: the group's entry points of every distribution on
+    ``sys.path``, a distribution installed twice counted where it is found first.
+
+    ``entry_points()`` parses every distribution's ``entry_points.txt`` (a hundred and more in
+    a typical environment) before selecting the group; here a file that does not mention the
+    group is passed over unparsed, which makes the scan several times faster.
+    """
+    if sys.version_info >= (3, 12):
+        from importlib.metadata import distributions
+    else:  # pragma: no cover - exercised on 3.11 only
+        from importlib_metadata import distributions
+
+    found: list[Any] = []
+    seen: set[object] = set()
+    for dist in distributions():
+        # The key entry_points() tells distributions apart by (the normalised name).
+        key = getattr(dist, "_normalized_name", None) or dist.metadata["Name"]
+        if key in seen:
+            continue
+        seen.add(key)
+        text = dist.read_text("entry_points.txt")
+        if text and group in text:
+            found.extend(dist.entry_points.select(group=group))
+    return found
 
 
 def _name_and_version(dist: Any) -> tuple[str | None, str | None]:

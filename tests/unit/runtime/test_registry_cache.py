@@ -149,3 +149,43 @@ def test_name_and_version_fall_back_to_the_full_parser(
 ) -> None:
     fallback = ("from-the-parser", "9.9")
     assert _registry._name_and_version(_Dist(text)) == (expected or fallback)
+
+
+def test_the_scan_finds_what_entry_points_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan skips files that do not mention the group; it still equals
+    ``entry_points(group=...)``: a distribution installed twice counts where it is found
+    first (even when only the shadowed copy declares plugins), and a file mentioning the
+    group outside a section header declares nothing in it."""
+    import importlib_metadata
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    _install(first, "probe-a", "2.0", {"ProbeA": "probe_a:New"})
+    _install(second, "probe-a", "1.0", {"ProbeA": "probe_a:Old", "ProbeOld": "probe_a:Gone"})
+    info = first / "probe_b-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-b\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[console_scripts]\nprobe = schedframe.plugins.cli:main\n"
+    )
+    shadowed = second / "probe_c-1.0.dist-info"
+    shadowed.mkdir()
+    (shadowed / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-c\nVersion: 1.0\n")
+    (shadowed / "entry_points.txt").write_text(f"[{GROUP}]\nProbeC = probe_c:Plugin\n")
+    _install(second, "probe-d", "1.0", {"ProbeD": "probe_d:Plugin"})
+    plain = first / "probe_c-2.0.dist-info"  # probe-c again, first on the path, no plugins
+    plain.mkdir()
+    (plain / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-c\nVersion: 2.0\n")
+    monkeypatch.syspath_prepend(str(second))
+    monkeypatch.syspath_prepend(str(first))
+
+    def view(eps: object) -> list[tuple[str, str, str]]:
+        return [(ep.name, ep.value, ep.dist.metadata["Version"]) for ep in eps]  # type: ignore[attr-defined]
+
+    got = view(_registry._entry_points(GROUP))
+    assert got == view(importlib_metadata.entry_points(group=GROUP))
+    probes = [entry for entry in got if entry[0].startswith("Probe")]
+    assert probes == [("ProbeA", "probe_a:New", "2.0"), ("ProbeD", "probe_d:Plugin", "1.0")]
