@@ -549,6 +549,12 @@ class NodeToStatus:
         """Names among ``all_nodes`` whose status has ``code`` (upstream ``NodesForStatusCode``)."""
         return [name for name in all_nodes if self.get(name).code is code]
 
+    def node_infos_with_code(self, code: Code, node_infos: Iterable[NodeInfo]) -> list[NodeInfo]:
+        """The NodeInfos among ``node_infos`` whose node's status has ``code``, in order."""
+        get = self._statuses.get
+        absent = self.absent_nodes_status
+        return [ni for ni in node_infos if get(ni.name, absent).code is code]
+
     def copy(self) -> NodeToStatus:
         """An independent copy."""
         other = NodeToStatus(self._statuses)

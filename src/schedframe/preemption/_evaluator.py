@@ -200,7 +200,7 @@ class Evaluator:
         if not all_nodes:
             return [], None, PreemptionError(["no nodes available"])
         unschedulable = Code.UNSCHEDULABLE
-        potential = [ni for ni in all_nodes if m.get(ni.name).code is unschedulable]
+        potential = m.node_infos_with_code(unschedulable, all_nodes)
         if not potential:
             log.debug("preemption will not help schedule pod %s on any node", pod.key)
             return [], NodeToStatus(), None

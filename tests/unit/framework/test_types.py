@@ -118,3 +118,23 @@ def test_fit_error_message_matches_a_real_clusters_failed_scheduling_note() -> N
         "2 Insufficient memory. preemption: 0/3 nodes are available: 3 Preemption is not "
         "helpful for scheduling."
     )
+
+
+def test_node_to_status_selects_nodes_by_code_absent_ones_included() -> None:
+    from schedframe.framework import Code, NodeToStatus, Status
+
+    infos = [NodeInfo(node_from_dict({"metadata": {"name": n}})) for n in ("a", "b", "c", "d")]
+    statuses = NodeToStatus(
+        {
+            "a": Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
+            "b": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match"),
+            "d": Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
+        }
+    )
+    # "c" has no entry: it reads as the absent-nodes status (UnschedulableAndUnresolvable).
+    picked = statuses.node_infos_with_code(Code.UNSCHEDULABLE, infos)
+    assert [ni.name for ni in picked] == ["a", "d"]
+    assert statuses.node_names_with_code(Code.UNSCHEDULABLE, ["a", "b", "c", "d"]) == ["a", "d"]
+    statuses.absent_nodes_status = Status(Code.UNSCHEDULABLE)
+    picked = statuses.node_infos_with_code(Code.UNSCHEDULABLE, infos)
+    assert [ni.name for ni in picked] == ["a", "c", "d"]
