@@ -7,8 +7,9 @@ view plugins get, copying only what changed. Upstream: ``pkg/scheduler/backend/c
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
+
+from schedframe._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from schedframe.cache._cache import Cache, CacheDump
@@ -30,15 +31,4 @@ _WHERE: Final = {
 
 # Hidden from type checkers, which would otherwise accept any name as an attribute.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        where = _WHERE.get(name)
-        if where is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+    __getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)

@@ -318,10 +318,7 @@ class DefaultPreemption(fw.PostFilterPlugin):
             potential = preemption.sort_by_importance(
                 potential, lambda a, b: more_important(a.pod, b.pod)
             )
-        if pdbs:
-            violating, non_violating = preemption.filter_pods_with_pdb_violation(potential, pdbs)
-        else:
-            violating, non_violating = [], potential
+        violating, non_violating = _split_by_pdbs(potential, pdbs)
 
         # Reprieve: put each pod back; the ones after which the pod no longer fits are victims.
         victims: list[fw.PodInfo] = []
@@ -586,10 +583,7 @@ class _DryRun:
             return None
         potential = [info for info in node_info.pods if info.pod.priority < priority]
         potential.sort(key=lambda info: order(info.pod))
-        if pdbs:
-            violating, non_violating = preemption.filter_pods_with_pdb_violation(potential, pdbs)
-        else:
-            violating, non_violating = [], potential
+        violating, non_violating = _split_by_pdbs(potential, pdbs)
         victims: list[fw.PodInfo] = []
         num_violating = 0
         for group, counts_violation in ((violating, True), (non_violating, False)):
@@ -610,6 +604,15 @@ class _DryRun:
         if violating and non_violating:
             victims.sort(key=lambda info: order(info.pod))
         return [info.pod for info in victims], num_violating, None
+
+
+def _split_by_pdbs(
+    pods: list[fw.PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[fw.PodInfo], list[fw.PodInfo]]:
+    """``(the pods whose eviction would violate a PDB, the others)``, each in ``pods``'s order."""
+    if not pdbs:
+        return [], pods
+    return preemption.filter_pods_with_pdb_violation(pods, pdbs)
 
 
 def _as_error(status: fw.Status | None) -> fw.Status | None:
