@@ -480,6 +480,44 @@ def test_pre_filter_skip_skips_that_plugins_filter() -> None:
     assert a.calls == ["pre_filter"]
 
 
+class Extended(Scripted, fw.PreFilterExtensions):
+    """A Scripted plugin with AddPod/RemovePod extensions."""
+
+    def add_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_add: fw.PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        return None
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: fw.PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        return None
+
+
+def test_cycle_plugins_leave_out_what_pre_filter_skipped() -> None:
+    a = Scripted("A", pre_filter=Status(Code.SKIP))
+    b = Extended("B", pre_filter=None)
+    c = Scripted("C", pre_filter=None)
+    fwk = framework_with(a, b, c)
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, make_pod())
+    assert [p.name for p in fwk.cycle_filter_plugins(state)] == ["B", "C"]
+    assert fwk.cycle_has_pre_filter_extensions(state)
+    b.script["pre_filter"] = Status(Code.SKIP)
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, make_pod())
+    assert [p.name for p in fwk.cycle_filter_plugins(state)] == ["C"]
+    assert not fwk.cycle_has_pre_filter_extensions(state)
+
+
 def test_pre_filter_unschedulable_runs_remaining_plugins_then_reports_it() -> None:
     a = Scripted("A", pre_filter=Status(Code.UNSCHEDULABLE, "a says no"))
     b = Scripted("B", pre_filter=None)
