@@ -105,18 +105,20 @@ def test_500_pods_on_50_nodes_survive_a_watch_drop_and_410s(tmp_path: Path) -> N
                     assert wait_for(lambda: len(fake.bindings) >= 150, 30)
                     assert fake.wait_for_watches(4)
                     chaos.append(f"drop at {len(fake.bindings)}")
-                    assert fake.drop_watches() == 4  # abrupt: no end of stream
+                    # Abrupt: no end of stream. At least the four open ones (a watch being
+                    # replaced at that instant may still be listed: the count is not the point).
+                    assert fake.drop_watches() >= 4
                 if batch == 3:
                     assert wait_for(lambda: len(fake.bindings) >= 300, 30)
                     assert fake.wait_for_watches(4)
                     chaos.append(f"in-stream 410 at {len(fake.bindings)}")
                     fake.compact()
-                    assert fake.expire_watches("pods") == 1  # ERROR 410 Expired, in-stream
+                    assert fake.expire_watches("pods") >= 1  # ERROR 410 Expired, in-stream
                     assert wait_for(lambda: pod_stats.relists_after_expiry >= 1, 10)
                     assert fake.wait_for_watches(4)
                     chaos.append(f"HTTP 410 at {len(fake.bindings)}")
                     fake.fail_watches_with_gone(1)
-                    assert fake.drop_watches("pods") == 1
+                    assert fake.drop_watches("pods") >= 1
                     assert wait_for(lambda: pod_stats.relists_after_expiry >= 2, 10)
             assert wait_for(lambda: len(fake.bindings) >= PODS, 45, step=0.05), (
                 f"{len(fake.bindings)} bound; {chaos}"
