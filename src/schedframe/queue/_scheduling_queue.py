@@ -192,6 +192,7 @@ class SchedulingQueue:
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._nominator = Nominator()
+        self._interest: dict[ClusterEvent, bool] = {}
         self._hint_maps: dict[str, QueueingHintMap] = {
             name: build_queueing_hint_map(fwk) for name, fwk in self._frameworks.items()
         }
@@ -589,14 +590,20 @@ class SchedulingQueue:
             self._cond.notify_all()
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
-        """Upstream ``isEventOfInterest``: wildcard, or some plugin registered a match."""
-        if event.is_wildcard():
-            return True
-        return any(
+        """Upstream ``isEventOfInterest``: wildcard, or some plugin registered a match.
+
+        The registrations are fixed when the queue is built, so the answer is kept per event
+        (every bound pod sends one, and there are dozens of registrations to match)."""
+        known = self._interest.get(event)
+        if known is not None:
+            return known
+        known = event.is_wildcard() or any(
             registered.matches(event)
             for hint_map in self._hint_maps.values()
             for registered in hint_map
         )
+        self._interest[event] = known
+        return known
 
     def _is_pod_worth_requeuing(
         self, qpi: QueuedPodInfo, event: ClusterEvent, old_obj: object, new_obj: object
