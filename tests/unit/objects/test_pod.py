@@ -299,6 +299,20 @@ def test_copy_helpers_return_new_pods_and_keep_derived_values() -> None:
     assert fresh.requests == requests  # computed on demand when the original had none
 
 
+def test_copy_helpers_equal_attrs_evolve() -> None:
+    """The helpers copy without attrs.evolve; the copies are what evolve makes."""
+    p = pod((c(cpu=100, memory=10),))
+    assert p.with_node_name("n1") == attrs.evolve(p, spec=attrs.evolve(p.spec, node_name="n1"))
+    assert p.with_status(phase="Running", nominated_node_name="n2") == attrs.evolve(
+        p, status=attrs.evolve(p.status, phase="Running", nominated_node_name="n2")
+    )
+    bound = p.with_node_name("n1")
+    assert bound.metadata is p.metadata and bound.status is p.status
+    assert bound.spec.containers is p.spec.containers
+    with pytest.raises(TypeError, match="PodStatus has no field"):
+        p.with_status(phase_typo="Running")
+
+
 def test_with_condition_replaces_by_type() -> None:
     scheduled = PodCondition(type="PodScheduled", status="False", reason="Unschedulable")
     ready = PodCondition(type="Ready", status="False")
