@@ -79,13 +79,9 @@ class Nominator:
             names = self._names = frozenset(node for node, pods in self._by_node.items() if pods)
         return names
 
-    def pods_for_node(self, node_name: str) -> list[PodInfo]:
-        """The pods nominated to ``node_name``, in nomination order (a new list)."""
-        return list(self._by_node.get(node_name, ()))
-
     def pods_on(self, node_name: str) -> Sequence[PodInfo]:
-        """:meth:`pods_for_node` without the copy: the nominator's own list (or an empty
-        tuple), to be read before the nominator changes again."""
+        """The pods nominated to ``node_name``, in nomination order: the nominator's own list
+        (or an empty tuple), to be read before the nominator changes again."""
         return self._by_node.get(node_name, ())
 
     def node_of(self, uid: str) -> str | None:

@@ -7,7 +7,7 @@ ephemeral-storage checks of :func:`~schedframe_plugins.noderesources.fit.fits_re
 modelled; each one failing makes that Filter reject, whatever the plugin's arguments (they
 only ignore extended resources). When the Filter runs, a rejection by it means the whole
 Filter run fails, so these answers are "certainly fails"; for a pod asking for nothing else
-(:func:`plain_request`) they are also "fits" when they find nothing exceeded.
+(see :func:`request_of`) they are also "fits" when they find nothing exceeded.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ __all__ = [
     "exceeds",
     "fit_filter",
     "node_exceeds",
-    "plain_request",
     "request_of",
 ]
 
@@ -48,19 +47,14 @@ def fit_filter(filter_plugins: Sequence[object]) -> _fit.Fit | None:
     return None
 
 
-def request_of(state: fw.CycleState) -> FitRequest | None:
-    """What NodeResourcesFit's PreFilter stored for the pod, or ``None`` if nothing."""
+def request_of(state: fw.CycleState) -> tuple[FitRequest, bool] | None:
+    """What NodeResourcesFit's PreFilter stored for the pod, or ``None`` if nothing; with
+    whether that is all the pod asks for (no extended or other scalar resources: the Filter
+    then fails exactly when :func:`exceeds` says so)."""
     request = state.get(_fit._PRE_FILTER)
     if request is None:
         return None
-    return request.milli_cpu, request.memory, request.ephemeral_storage
-
-
-def plain_request(state: fw.CycleState) -> bool:
-    """Whether the pod asks NodeResourcesFit for the pod count, cpu, memory and ephemeral
-    storage only: its Filter then fails exactly when :func:`exceeds` says so."""
-    request = state.get(_fit._PRE_FILTER)
-    return request is not None and not request.scalar
+    return (request.milli_cpu, request.memory, request.ephemeral_storage), not request.scalar
 
 
 def exceeds(

@@ -286,16 +286,11 @@ class DefaultPreemption(fw.PostFilterPlugin):
         if not potential:
             return [], 0, fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
 
-        remove_extension = handle.run_pre_filter_extension_remove_pod
         add_extension = handle.run_pre_filter_extension_add_pod
         for info in potential:
-            try:
-                node_info.remove_pod(info.pod)
-            except KeyError as exc:
-                return [], 0, fw.Status.from_error(exc)
-            status = remove_extension(state, pod, info, node_info)
-            if status is not None and not status.is_success():
-                return [], 0, _as_error(status)
+            status = _remove(handle, state, pod, info, node_info)
+            if status is not None:
+                return [], 0, status
 
         # Without pods nominated to the node, filtering "with nominated pods" is plain
         # filtering; the nominations do not change during the dry run.
@@ -310,14 +305,7 @@ class DefaultPreemption(fw.PostFilterPlugin):
         if status is not None and not status.is_success():
             return [], 0, status
 
-        order = self._importance_order()
-        if order is not None:
-            potential.sort(key=lambda info: order(info.pod))
-        else:
-            more_important = self.more_important_pod
-            potential = preemption.sort_by_importance(
-                potential, lambda a, b: more_important(a.pod, b.pod)
-            )
+        potential = self._by_importance(potential)
         violating, non_violating = _split_by_pdbs(potential, pdbs)
 
         # Reprieve: put each pod back; the ones after which the pod no longer fits are victims.
@@ -333,25 +321,15 @@ class DefaultPreemption(fw.PostFilterPlugin):
                     fit = run_filters(state, pod, node_info)
                     if fit is None or fit.is_success():
                         continue
-                try:
-                    node_info.remove_pod(info.pod)
-                except KeyError as exc:
-                    return [], 0, fw.Status.from_error(exc)
-                status = remove_extension(state, pod, info, node_info)
-                if status is not None and not status.is_success():
-                    return [], 0, _as_error(status)
+                status = _remove(handle, state, pod, info, node_info)
+                if status is not None:
+                    return [], 0, status
                 victims.append(info)
                 if counts_violation:
                     num_violating += 1
 
         if violating and non_violating:
-            if order is not None:
-                victims.sort(key=lambda info: order(info.pod))
-            else:
-                more_important = self.more_important_pod
-                victims = preemption.sort_by_importance(
-                    victims, lambda a, b: more_important(a.pod, b.pod)
-                )
+            victims = self._by_importance(victims)
         return [info.pod for info in victims], num_violating, None
 
     def prepare_dry_run(
@@ -372,38 +350,36 @@ class DefaultPreemption(fw.PostFilterPlugin):
             return None
         if not self._only_priority_decides():
             return None
-        request = self._fit_request(state)
-        if request is None:
+        fit = self._fit_filter()
+        if fit is None or fit.name in state.skip_filter_plugins:
+            return None  # NodeResourcesFit does not filter in this cycle
+        found = _fit_bound.request_of(state)
+        if found is None:
             return None
-        return _DryRun(self, pod, request, self._node_only_filters(state))
+        request, plain = found
+        node_only = self._node_only_filters(state, fit) if plain else None
+        return _DryRun(self, pod, request, node_only)
 
-    def _fit_request(self, state: fw.CycleState) -> _fit_bound.FitRequest | None:
-        """The pod's request as NodeResourcesFit's Filter reads it, when that Filter runs in
-        this cycle (enabled, not skipped); otherwise ``None``."""
+    def _fit_filter(self) -> Fit | None:
+        """The in-tree NodeResourcesFit among the handle's Filter plugins (looked up again
+        only when that list changes)."""
         plugins = getattr(self._handle, "filter_plugins", None)
         if not isinstance(plugins, list):
             return None
         lookup = self._fit_lookup
         if lookup is None or lookup[0] is not plugins or lookup[1] != len(plugins):
             lookup = self._fit_lookup = (plugins, len(plugins), _fit_bound.fit_filter(plugins))
-        fit = lookup[2]
-        if fit is None or fit.name in state.skip_filter_plugins:
-            return None
-        return _fit_bound.request_of(state)
+        return lookup[2]
 
-    def _node_only_filters(self, state: fw.CycleState) -> tuple[NodeFilter, ...] | None:
-        """The ``filter`` of every other Filter plugin running this cycle, when NodeResourcesFit
-        is the only one whose verdict depends on the pods on a node and the pod asks for plain
-        resources only: victims can then be chosen by arithmetic. ``None`` otherwise."""
+    def _node_only_filters(self, state: fw.CycleState, fit: Fit) -> tuple[NodeFilter, ...] | None:
+        """The ``filter`` of every Filter plugin but ``fit`` running this cycle, when each
+        of them reads the node only and no AddPod/RemovePod extension runs: victims can then
+        be chosen by arithmetic. ``None`` otherwise."""
         handle = self._handle
         cycle_filters = getattr(handle, "cycle_filter_plugins", None)
         has_extensions = getattr(handle, "cycle_has_pre_filter_extensions", None)
         if cycle_filters is None or has_extensions is None or has_extensions(state):
             return None
-        if not _fit_bound.plain_request(state):
-            return None
-        lookup = self._fit_lookup
-        fit = lookup[2] if lookup is not None else None
         others: list[NodeFilter] = []
         for plugin in cycle_filters(state):
             if plugin is fit:
@@ -419,6 +395,14 @@ class DefaultPreemption(fw.PostFilterPlugin):
             self.is_eligible_pod is _always_eligible
             and type(self)._is_preemption_allowed is DefaultPreemption._is_preemption_allowed
         )
+
+    def _by_importance(self, infos: list[fw.PodInfo]) -> list[fw.PodInfo]:
+        """``infos`` most important first (by the key while the order is the default one)."""
+        order = self._importance_order()
+        if order is not None:
+            return sorted(infos, key=lambda info: order(info.pod))
+        more_important = self.more_important_pod
+        return preemption.sort_by_importance(infos, lambda a, b: more_important(a.pod, b.pod))
 
     def _importance_order(self) -> Callable[[Pod], tuple[int, int]] | None:
         """A sort key equal to :attr:`more_important_pod` while it is the default one; ``None``
@@ -509,26 +493,26 @@ class _DryRun:
         added[node_name] = sums
         return sums
 
-    def cannot_help(self, node_info: fw.NodeInfo) -> bool:
+    def _room(self, node_info: fw.NodeInfo) -> tuple[int, int, int, int, int]:
+        """``(lower-priority pods, pods, cpu, memory, storage)`` the filters see on the node
+        with every lower-priority pod gone: what stays, plus the nominated pods they count
+        (filtering runs with those first; it passes without them if it passes with them, the
+        sums only growing)."""
         lower, count, cpu, memory, storage = self._remainder_of(node_info, self._priority)
-        if not lower:
-            return True  # select_victims_on_node: no victims, unresolvable
-        request = self._request
-        allocatable = node_info.allocatable
-        if _fit_bound.exceeds(request, allocatable, count, cpu, memory, storage):
-            return True
         node = node_info.node
-        if not node:
-            return False
-        # The filters first run with these pods added to the node.
-        sums = self._nominated_sums(node.metadata.name)
-        return sums is not None and _fit_bound.exceeds(
-            request,
-            allocatable,
-            count + sums[0],
-            cpu + sums[1],
-            memory + sums[2],
-            storage + sums[3],
+        sums = self._nominated_sums(node.metadata.name) if node else None
+        if sums is not None:
+            count += sums[0]
+            cpu += sums[1]
+            memory += sums[2]
+            storage += sums[3]
+        return lower, count, cpu, memory, storage
+
+    def cannot_help(self, node_info: fw.NodeInfo) -> bool:
+        lower, count, cpu, memory, storage = self._room(node_info)
+        # No victims (unresolvable), or NodeResourcesFit rejects the node even without them.
+        return not lower or _fit_bound.exceeds(
+            self._request, node_info.allocatable, count, cpu, memory, storage
         )
 
     def select_victims_on_node(
@@ -566,21 +550,13 @@ class _DryRun:
                     return None
         except Exception:
             return None
-        priority = self._priority
-        lower, count, cpu, memory, storage = self._remainder_of(node_info, priority)
-        if not lower:
-            return None
-        sums = self._nominated_sums(node.metadata.name)
-        if sums is not None:  # filtering counts the nominated pods (and passes without them)
-            count += sums[0]
-            cpu += sums[1]
-            memory += sums[2]
-            storage += sums[3]
+        lower, count, cpu, memory, storage = self._room(node_info)
         request = self._request
         allocatable = node_info.allocatable
         exceeds = _fit_bound.exceeds
-        if exceeds(request, allocatable, count, cpu, memory, storage):
+        if not lower or exceeds(request, allocatable, count, cpu, memory, storage):
             return None
+        priority = self._priority
         potential = [info for info in node_info.pods if info.pod.priority < priority]
         potential.sort(key=lambda info: order(info.pod))
         violating, non_violating = _split_by_pdbs(potential, pdbs)
@@ -604,6 +580,20 @@ class _DryRun:
         if violating and non_violating:
             victims.sort(key=lambda info: order(info.pod))
         return [info.pod for info in victims], num_violating, None
+
+
+def _remove(
+    handle: fw.Handle, state: fw.CycleState, pod: Pod, info: fw.PodInfo, node_info: fw.NodeInfo
+) -> fw.Status | None:
+    """Take ``info`` off the node and through the RemovePod extensions; a failure's status."""
+    try:
+        node_info.remove_pod(info.pod)
+    except KeyError as exc:
+        return fw.Status.from_error(exc)
+    status = handle.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
+    if status is not None and not status.is_success():
+        return _as_error(status)
+    return None
 
 
 def _split_by_pdbs(
