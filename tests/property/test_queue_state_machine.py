@@ -73,6 +73,13 @@ class PrioritySort(fw.QueueSortPlugin):
 LESS = PrioritySort().less
 
 
+class KeyedPrioritySort(PrioritySort):
+    """The same order, with a ``sort_key``: the queue's heaps compare keys."""
+
+    def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, float]:
+        return (-qpi.pod.priority, qpi.timestamp)
+
+
 class Gate(fw.PreEnqueuePlugin, fw.EnqueueExtensions):
     """Gates pods labelled ``gated``; a label update of the pod itself may ungate it."""
 
@@ -142,9 +149,9 @@ class Silent(_Rejector):
     events = ()
 
 
-def make_framework(clock: FakeClock) -> Framework:
+def make_framework(clock: FakeClock, sort: type[PrioritySort] = PrioritySort) -> Framework:
     fwk = Framework(profile_name=PROFILE, clock=clock)
-    for plugin in (PrioritySort(), Gate(), Fit(), Volume(), Broken(), Silent()):
+    for plugin in (sort(), Gate(), Fit(), Volume(), Broken(), Silent()):
         fwk.add_plugin(plugin)
     return fwk
 
@@ -160,11 +167,13 @@ def make_pod(n: int, priority: int, gated: bool, nominated: str) -> Pod:
 
 
 class QueueMachine(RuleBasedStateMachine):
+    SORT: ClassVar[type[PrioritySort]] = PrioritySort
+
     def __init__(self) -> None:
         super().__init__()
         self.clock = FakeClock()
         self.queue = SchedulingQueue(
-            frameworks={PROFILE: make_framework(self.clock)}, clock=self.clock
+            frameworks={PROFILE: make_framework(self.clock, self.SORT)}, clock=self.clock
         )
         self.pop_from_backoff_q = True
         self.counter = 0
@@ -178,7 +187,7 @@ class QueueMachine(RuleBasedStateMachine):
     def setup(self, pop_from_backoff_q: bool, max_backoff: float) -> None:
         self.pop_from_backoff_q = pop_from_backoff_q
         self.queue = SchedulingQueue(
-            frameworks={PROFILE: make_framework(self.clock)},
+            frameworks={PROFILE: make_framework(self.clock, self.SORT)},
             clock=self.clock,
             pod_max_backoff=max_backoff,
             pop_from_backoff_q=pop_from_backoff_q,
@@ -270,7 +279,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.deleted.add(uid)
 
     @precondition(lambda self: bool(self.live))
-    @rule(data=st.data(), change=st.sampled_from(["gate", "ungate", "label", "status"]))
+    @rule(data=st.data(), change=st.sampled_from(["gate", "ungate", "label", "status", "priority"]))
     def update(self, data: st.DataObject, change: str) -> None:
         import attrs
 
@@ -285,6 +294,8 @@ class QueueMachine(RuleBasedStateMachine):
             labels["v"] = str(int(labels.get("v", "0")) + 1)
         if change == "status":
             new = old.with_nominated_node_name("n2")
+        elif change == "priority":
+            new = attrs.evolve(old, spec=attrs.evolve(old.spec, priority=3 - old.priority))
         else:
             new = attrs.evolve(old, metadata=attrs.evolve(old.metadata, labels=labels))
         self.queue.update(old, new)
@@ -369,6 +380,25 @@ class QueueMachine(RuleBasedStateMachine):
         assert not nominated & self.deleted
 
 
+class KeyedQueueMachine(QueueMachine):
+    """The same machine with a QueueSort ``sort_key``: the heaps keep ranks, which must never
+    go stale (every change of a queued pod's key goes through the heap's update)."""
+
+    SORT = KeyedPrioritySort
+
+    @invariant()
+    def heap_ranks_are_fresh(self) -> None:
+        q = self.queue
+        assert q._active.heap._sort_key is not None
+        for heap in (q._active.heap, q._backoff._pod_q, q._backoff._error_q):
+            key = heap._sort_key
+            assert key is not None
+            for entry in heap._heap:
+                assert entry.rank == (key(entry.item), entry.seq)
+
+
 # max_examples comes from the active Hypothesis profile.
 QueueMachine.TestCase.settings = settings(stateful_step_count=60, deadline=None)
 TestQueueStateMachine = QueueMachine.TestCase
+KeyedQueueMachine.TestCase.settings = settings(stateful_step_count=60, deadline=None)
+TestKeyedQueueStateMachine = KeyedQueueMachine.TestCase

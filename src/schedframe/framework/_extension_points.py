@@ -103,7 +103,22 @@ class PreEnqueuePlugin(Plugin, Protocol):
 class QueueSortPlugin(Plugin, Protocol):
     """Orders the active queue. Exactly one per profile, and the same one in every profile.
 
-    Upstream: ``framework.QueueSortPlugin``.
+    **Optional:** ``sort_key(qpi) -> comparable``. A plugin whose class also defines this
+    method lets the queue compute one key per pod when the pod is queued or updated, and
+    compare keys instead of calling ``less`` (up to twice) at every step of the heap. The
+    contract:
+
+    * ``less(a, b)`` is true exactly when ``sort_key(a) < sort_key(b)``, and the keys are
+      totally ordered (no NaN): pods whose keys are equal are exactly those ``less`` leaves
+      unordered, which the queue then orders by arrival, as it does with ``less``;
+    * the key depends only on what changes through the queue's own update paths (the pod,
+      through an update, and ``timestamp``, set by the queue before it queues the pod), since
+      a queued pod's key is not recomputed otherwise.
+
+    It is not a member of this Protocol: a plugin without it is still a QueueSort plugin, and
+    the queue calls its ``less``. PrioritySort's key is ``(-priority, timestamp)``.
+
+    Upstream: ``framework.QueueSortPlugin`` (``sort_key`` is schedframe's own).
     """
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

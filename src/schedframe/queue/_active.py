@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -36,8 +37,13 @@ def _uid(qpi: QueuedPodInfo) -> str:
 class ActiveQueue:
     """The activeQ heap, the in-flight pods and the in-flight event log. Not locked."""
 
-    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
-        self.heap: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, less)
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
+    ) -> None:
+        # With the QueueSort plugin's sort_key the heap compares keys; the order is less's.
+        self.heap: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, less, sort_key)
         # Log entries in arrival order: a Pod marks where that pod went in flight.
         self._log: OrderedDict[int, Pod | InFlightEvent] = OrderedDict()
         self._in_flight: dict[str, int] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from schedframe.framework import Clock, PodInfo, QueuedPodInfo
 from schedframe.objects import Pod
@@ -48,6 +48,7 @@ class BackoffQueue:
         max_backoff: float,
         active_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
         pop_from_backoff_q: bool,
+        active_sort_key: Callable[[QueuedPodInfo], Any] | None = None,
     ) -> None:
         self._clock = clock
         self.initial_backoff = initial_backoff
@@ -55,11 +56,21 @@ class BackoffQueue:
         self._initial_ns = _ns(initial_backoff)
         self._max_ns = _ns(max_backoff)
         self._active_less = active_less
+        self._active_sort_key = active_sort_key
         self._aligned = pop_from_backoff_q
-        self._pod_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(
-            _uid, self._less_with_priority if pop_from_backoff_q else self._less_completed
+        # Each heap's sort key orders exactly as its ``less`` does (``backoff_time`` depends
+        # on the timestamp and counts, which change only while the pod is out of the queue).
+        if pop_from_backoff_q:
+            self._pod_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(
+                _uid,
+                self._less_with_priority,
+                None if active_sort_key is None else self._key_with_priority,
+            )
+        else:
+            self._pod_q = KeyedHeap(_uid, self._less_completed, self.backoff_time)
+        self._error_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(
+            _uid, self._less_completed, self.backoff_time
         )
-        self._error_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(_uid, self._less_completed)
 
     # -- backoff arithmetic --------------------------------------------------------------------
 
@@ -122,6 +133,11 @@ class BackoffQueue:
 
     def _less_completed(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.backoff_time(a) < self.backoff_time(b)
+
+    def _key_with_priority(self, qpi: QueuedPodInfo) -> tuple[float, Any]:
+        # The sort key of _less_with_priority: by expiry, then as the activeQ orders.
+        assert self._active_sort_key is not None
+        return (self.backoff_time(qpi), self._active_sort_key(qpi))
 
     # -- the queue ---------------------------------------------------------------------------
 

@@ -1,14 +1,21 @@
 """A keyed binary heap with update and delete by key (upstream ``pkg/scheduler/backend/heap``).
 
 Ties under ``less`` are broken by insertion order, so pop order is deterministic.
+
+Given a ``sort_key`` consistent with ``less`` (``less(a, b)`` exactly when
+``sort_key(a) < sort_key(b)``), each entry keeps the rank ``(sort_key(item), seq)``, computed
+when the item is stored, and the heap compares ranks: one tuple comparison instead of up to
+two ``less`` calls. The sift steps are the same, so the heap holds and pops the items in the
+same order as with ``less``.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["KeyedHeap"]
 
@@ -16,25 +23,42 @@ T = TypeVar("T")
 
 
 class _Entry(Generic[T]):
-    __slots__ = ("index", "item", "seq")
+    __slots__ = ("index", "item", "rank", "seq")
 
-    def __init__(self, item: T, seq: int, index: int) -> None:
+    def __init__(self, item: T, seq: int, index: int, rank: Any = None) -> None:
         self.item = item
         self.seq = seq
         self.index = index
+        #: ``(sort_key(item), seq)`` in a heap with a ``sort_key``, else ``None``.
+        self.rank = rank
+
+
+_rank_of = operator.attrgetter("rank")
 
 
 class KeyedHeap(Generic[T]):
     """Items ordered by ``less``, addressable by ``key(item)``.
 
     An item updated in place keeps its insertion rank, so among equals it keeps its position.
+
+    ``sort_key``, when given, must agree with ``less`` (``less(a, b)`` exactly when
+    ``sort_key(a) < sort_key(b)``, over totally ordered keys) and depend only on what changes
+    through :meth:`add_or_update`: the key is computed when an item is stored, so an item
+    changed in place without it would keep its old place (as it would with ``less``, whose
+    heap is only restored by :meth:`add_or_update` too).
     """
 
-    __slots__ = ("_counter", "_entries", "_heap", "_key", "_less")
+    __slots__ = ("_counter", "_entries", "_heap", "_key", "_less", "_sort_key")
 
-    def __init__(self, key: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
+    def __init__(
+        self,
+        key: Callable[[T], str],
+        less: Callable[[T, T], bool],
+        sort_key: Callable[[T], Any] | None = None,
+    ) -> None:
         self._key = key
         self._less = less
+        self._sort_key = sort_key
         self._heap: list[_Entry[T]] = []
         self._entries: dict[str, _Entry[T]] = {}
         self._counter = itertools.count()
@@ -63,11 +87,16 @@ class KeyedHeap(Generic[T]):
         """Insert ``item``, or replace the item with the same key and restore heap order."""
         key = self._key(item)
         entry = self._entries.get(key)
+        sort_key = self._sort_key
         if entry is not None:
             entry.item = item
+            if sort_key is not None:
+                entry.rank = (sort_key(item), entry.seq)
             self._fix(entry.index)
             return
-        entry = _Entry(item, next(self._counter), len(self._heap))
+        seq = next(self._counter)
+        rank = None if sort_key is None else (sort_key(item), seq)
+        entry = _Entry(item, seq, len(self._heap), rank)
         self._entries[key] = entry
         self._heap.append(entry)
         self._up(entry.index)
@@ -97,7 +126,10 @@ class KeyedHeap(Generic[T]):
 
     def ordered(self) -> list[T]:
         """Every item in pop order (for introspection; the heap is left as it is)."""
-        entries = sorted(self._heap, key=functools.cmp_to_key(self._cmp))
+        if self._sort_key is not None:
+            entries = sorted(self._heap, key=_rank_of)
+        else:
+            entries = sorted(self._heap, key=functools.cmp_to_key(self._cmp))
         return [e.item for e in entries]
 
     # -- internals ---------------------------------------------------------------------------
@@ -120,8 +152,26 @@ class KeyedHeap(Generic[T]):
         h[i].index = i
         h[j].index = j
 
+    # With ranks, ``_up`` and ``_down`` compare them inline and slide the moving entry along
+    # its path rather than swapping at each step: the same comparisons and the same final
+    # layout as the ``less`` loop after them (a test holds the two to that), in fewer steps.
+
     def _up(self, i: int) -> None:
         h = self._heap
+        if self._sort_key is not None:
+            entry = h[i]
+            rank = entry.rank
+            while i > 0:
+                parent = (i - 1) // 2
+                above = h[parent]
+                if not rank < above.rank:
+                    break
+                h[i] = above
+                above.index = i
+                i = parent
+            h[i] = entry
+            entry.index = i
+            return
         while i > 0:
             parent = (i - 1) // 2
             if not self._before(h[i], h[parent]):
@@ -133,6 +183,26 @@ class KeyedHeap(Generic[T]):
         h = self._heap
         n = len(h)
         start = i
+        if self._sort_key is not None:
+            entry = h[i]
+            rank = entry.rank
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                below = h[child]
+                right = child + 1
+                if right < n and h[right].rank < below.rank:
+                    child = right
+                    below = h[right]
+                if not below.rank < rank:
+                    break
+                h[i] = below
+                below.index = i
+                i = child
+            h[i] = entry
+            entry.index = i
+            return i > start
         while True:
             child = 2 * i + 1
             if child >= n:

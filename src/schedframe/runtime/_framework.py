@@ -750,6 +750,17 @@ class Framework:
             raise PluginError(f"profile {self._profile_name} has no QueueSort plugin")
         return self.queue_sort_plugins[0].less
 
+    def queue_sort_key(self) -> Callable[[fw.QueuedPodInfo], Any] | None:
+        """The QueueSort plugin's optional ``sort_key`` (see
+        :class:`~schedframe.framework.QueueSortPlugin`), or ``None`` when it has none (the
+        queue then orders pods with ``less``)."""
+        if not self.queue_sort_plugins:
+            return None
+        key: Callable[[fw.QueuedPodInfo], Any] | None = _optional_method(
+            self.queue_sort_plugins[0], "sort_key"
+        )
+        return key
+
     def set_snapshot(self, snapshot: Snapshot) -> None:
         """Point the Handle's snapshot lister at ``snapshot`` (the scheduler does, each cycle)."""
         self._snapshot = snapshot

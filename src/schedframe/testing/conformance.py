@@ -72,6 +72,7 @@ CHECKS: Final = (
     "prefilter-extensions",  # add_pod/remove_pod agree with recomputing PreFilter
     "reserve-symmetry",  # reserve then unreserve leaves no trace; unreserve alone neither
     "unreserve-idempotent",  # a second unreserve changes nothing
+    "sort-key",  # QueueSort's optional sort_key orders pods exactly as less does
 )
 
 _PROTOCOLS: Final[tuple[type, ...]] = (
@@ -1033,6 +1034,43 @@ def _check_queue_sort(ck: _Checker) -> None:
                         "allowed-codes",
                         f"less() is not transitive over {pods[i].name}, {pods[j].name}, {pods[k].name}",
                     )
+    if "sort-key" not in ck.skip:
+        _check_sort_key(ck, pods, infos, table)
+
+
+def _check_sort_key(
+    ck: _Checker,
+    pods: Sequence[Pod],
+    infos: Sequence[fw.QueuedPodInfo],
+    table: Mapping[tuple[int, int], bool],
+) -> None:
+    """A plugin whose class defines ``sort_key`` (the framework takes only a method of the
+    class): ``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``."""
+    plugin = ck.run.plugin
+    if _owner(type(plugin), "sort_key") is None or not callable(plugin.sort_key):
+        return
+    sort_key = plugin.sort_key
+    keys = [
+        ck.call("sort_key", sort_key, info, where=f" ({pods[i].name})")
+        for i, info in enumerate(infos)
+    ]
+    if any(k is _RAISED for k in keys):
+        return
+    ck.trace.append(("sort_key", tuple(repr(k) for k in keys)))
+    for i, a in enumerate(keys):
+        for j, b in enumerate(keys):
+            try:
+                before = bool(a < b)  # type: ignore[operator]
+            except Exception as exc:
+                raise ck.fail(
+                    "sort-key", f"sort_key values {a!r} and {b!r} do not compare: {exc}"
+                ) from exc
+            if before != table[i, j]:
+                raise ck.fail(
+                    "sort-key",
+                    f"less({pods[i].name}, {pods[j].name}) is {table[i, j]}, but their sort "
+                    f"keys {a!r} and {b!r} say {before}",
+                )
 
 
 def _check_hints(ck: _Checker) -> None:

@@ -483,6 +483,40 @@ def test_queue_sort_must_be_a_strict_order() -> None:
     assert err.check == "allowed-codes" and "less(a, a)" in err.detail
 
 
+class _HighFirst(fw.QueueSortPlugin):
+    name: ClassVar[str] = "HighFirst"
+
+    def __init__(self, args: None, handle: fw.Handle) -> None:
+        pass
+
+    def less(self, a: fw.QueuedPodInfo, b: fw.QueuedPodInfo) -> bool:
+        p1, p2 = a.pod.priority, b.pod.priority
+        return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+
+def test_queue_sort_key_must_agree_with_less() -> None:
+    class LateFirstKey(_HighFirst):
+        name: ClassVar[str] = "LateFirstKey"
+
+        def sort_key(self, qpi: fw.QueuedPodInfo) -> tuple[int, float]:
+            return (-qpi.pod.priority, -qpi.timestamp)  # ties the wrong way round
+
+    err = check(LateFirstKey)
+    assert err.check == "sort-key" and "sort keys" in err.detail
+    check_plugin(LateFirstKey, max_examples=EXAMPLES, skip=["sort-key"])
+
+
+def test_queue_sort_with_an_agreeing_key_or_none_passes() -> None:
+    class Keyed(_HighFirst):
+        name: ClassVar[str] = "Keyed"
+
+        def sort_key(self, qpi: fw.QueuedPodInfo) -> tuple[int, float]:
+            return (-qpi.pod.priority, qpi.timestamp)
+
+    check_plugin(Keyed, max_examples=EXAMPLES)
+    check_plugin(_HighFirst, max_examples=EXAMPLES)
+
+
 @attrs.frozen(kw_only=True)
 class NoDefaultArgs:
     """An args class whose field has no default."""

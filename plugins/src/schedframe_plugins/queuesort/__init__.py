@@ -29,3 +29,8 @@ class PrioritySort(fw.QueueSortPlugin):
         p1 = a.pod.priority
         p2 = b.pod.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    def sort_key(self, qpi: fw.QueuedPodInfo) -> tuple[int, float]:
+        """``(-priority, timestamp)``: ``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``
+        (the queue compares these instead of calling ``less``)."""
+        return (-qpi.pod.priority, qpi.timestamp)
