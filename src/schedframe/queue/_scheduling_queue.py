@@ -8,11 +8,12 @@ name the upstream function each one ports.
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from schedframe.errors import SchedframeError
 from schedframe.framework import (
@@ -73,6 +74,50 @@ DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION: Final = 300.0
 
 #: Upstream ``podtopologyspread.Name``: pods it rejected are candidates for assigned-pod events.
 _POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _changes(method: _F) -> _F:
+    """Marks a method that may change what the queue holds or nominates: it runs under the
+    lock and then counts a change, which drops the memo of nominated pods' latest versions
+    (:meth:`SchedulingQueue.nominated_pods_for_nodes`). Every public method is either marked
+    or listed in ``_READS``; a test holds the two to that."""
+
+    @functools.wraps(method)
+    def counted(self: SchedulingQueue, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._changes += 1
+
+    counted.changes_queue = True  # type: ignore[attr-defined]
+    return counted  # type: ignore[return-value]
+
+
+#: The public methods that only read (everything else public is marked ``@_changes``).
+_READS: Final = frozenset(
+    {
+        "active_pods",
+        "backoff_pods",
+        "backoff_time",  # caches the expiry on the entry, which no nominated read looks at
+        "gated_pods",
+        "get_queued_pod_info",
+        "has_active",
+        "in_flight_events",
+        "in_flight_pods",
+        "is_backing_off",
+        "next_wakeup",
+        "nominated_node_name",
+        "nominated_node_names",
+        "nominated_pods_for_node",
+        "nominated_pods_for_nodes",
+        "pending_pods",
+        "pending_pods_summary",
+        "unschedulable_pods",
+    }
+)
 
 #: ``event -> [(plugin, hint)]`` for one profile; a ``None`` hint always answers Queue.
 QueueingHintMap = dict[ClusterEvent, list[tuple[str, QueueingHintFn | None]]]
@@ -180,18 +225,24 @@ class SchedulingQueue:
             raise ValueError("SchedulingQueue needs at least one framework (profile)")
         self._frameworks: dict[str, Framework] = dict(frameworks)
         self._clock = clock
-        self._less = next(iter(self._frameworks.values())).queue_sort_less()
+        first = next(iter(self._frameworks.values()))
+        self._less = first.queue_sort_less()
+        sort_key = first.queue_sort_key()  # None: the heaps call ``less``
         self._pop_from_backoff_q = pop_from_backoff_q
         self._max_in_unschedulable = pod_max_in_unschedulable_pods_duration
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._closed = False
-        self._active = ActiveQueue(self._less)
+        self._active = ActiveQueue(self._less, sort_key)
         self._backoff = BackoffQueue(
-            clock, pod_initial_backoff, pod_max_backoff, self._less, pop_from_backoff_q
+            clock, pod_initial_backoff, pod_max_backoff, self._less, pop_from_backoff_q, sort_key
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._nominator = Nominator()
+        # Changes counted by @_changes, and the nominated pods read at a given count.
+        self._changes = 0
+        self._nominated_memo: dict[str, list[PodInfo]] = {}
+        self._memo_at = -1
         self._interest: dict[ClusterEvent, bool] = {}
         self._hint_maps: dict[str, QueueingHintMap] = {
             name: build_queueing_hint_map(fwk) for name, fwk in self._frameworks.items()
@@ -233,6 +284,7 @@ class SchedulingQueue:
     # Adding, updating, deleting pods
     # ------------------------------------------------------------------------------------------
 
+    @_changes
     def add(self, pod: Pod) -> None:
         """A new unscheduled pod (upstream ``Add``): to the activeQ, or the pool if gated."""
         with self._lock:
@@ -240,6 +292,7 @@ class SchedulingQueue:
             if self._move_to_active_q(qpi, EVENT_UNSCHEDULED_POD_ADD.label(), False):
                 self._cond.notify_all()
 
+    @_changes
     def update(self, old: Pod | None, new: Pod) -> None:
         """An unscheduled pod changed (upstream ``Update``).
 
@@ -288,6 +341,7 @@ class SchedulingQueue:
             if self._move_to_active_q(qpi, EVENT_UNSCHEDULED_POD_UPDATE.label(), False):
                 self._cond.notify_all()
 
+    @_changes
     def delete(self, pod: Pod) -> None:
         """The pod is gone: drop it from whichever queue holds it, and its nomination.
 
@@ -303,6 +357,7 @@ class SchedulingQueue:
                 return
             self._unschedulable.pop(uid, None)
 
+    @_changes
     def activate(self, pods: Iterable[Pod]) -> None:
         """Move the pods from the pool or the backoffQ to the activeQ (upstream ``Activate``).
 
@@ -334,6 +389,7 @@ class SchedulingQueue:
     # The scheduling cycle: pop, done, requeue
     # ------------------------------------------------------------------------------------------
 
+    @_changes
     def pop(self, block: bool = False, timeout: float | None = None) -> QueuedPodInfo | None:
         """Take the next pod to schedule and mark it in flight (upstream ``Pop``).
 
@@ -374,11 +430,13 @@ class SchedulingQueue:
                 # discard this copy and pop the next one.
                 log.error("discarding popped pod %s: it is already in flight", qpi.pod.key)
 
+    @_changes
     def done(self, uid: str) -> None:
         """The pod popped earlier left its scheduling cycle (upstream ``Done``)."""
         with self._lock:
             self._active.done(uid)
 
+    @_changes
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
         """Requeue a pod whose attempt failed, then :meth:`done` it (upstream
         ``AddUnschedulableIfNotPresent``).
@@ -456,6 +514,7 @@ class SchedulingQueue:
     # Cluster events
     # ------------------------------------------------------------------------------------------
 
+    @_changes
     def move_all_to_active_or_backoff_queue(
         self,
         event: ClusterEvent,
@@ -487,6 +546,7 @@ class SchedulingQueue:
         ]
         self._move_pods(candidates, event, old_obj, new_obj)
 
+    @_changes
     def assigned_pod_added(self, pod: Pod) -> None:
         """A bound pod appeared (upstream ``AssignedPodAdded``).
 
@@ -498,6 +558,7 @@ class SchedulingQueue:
             candidates = self._unschedulable_pods_with_cross_topology_term(pod)
             self._move_pods(candidates, EVENT_ASSIGNED_POD_ADD, None, pod)
 
+    @_changes
     def assigned_pod_updated(
         self, old: Pod | None, new: Pod, action: ActionType | ClusterEvent
     ) -> None:
@@ -520,20 +581,24 @@ class SchedulingQueue:
                 candidates = self._unschedulable_pods_with_cross_topology_term(new)
                 self._move_pods(candidates, event, old, new)
 
+    @_changes
     def assigned_pod_deleted(self, pod: Pod) -> None:
         """A bound pod went away: ``AssignedPod/Delete`` for every pool pod (upstream
         ``deletePodFromCache``)."""
         self.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
 
+    @_changes
     def node_added(self, node: Node) -> None:
         """``Node/Add`` (upstream ``addNodeToCache``; no pre-check, as with hints enabled)."""
         self.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node)
 
+    @_changes
     def node_updated(self, old: Node, new: Node) -> None:
         """One ``Node/UpdateNodeXYZ`` per change (upstream ``updateNodeInCache``)."""
         for event in node_scheduling_properties_change(new, old):
             self.move_all_to_active_or_backoff_queue(event, old, new)
 
+    @_changes
     def node_deleted(self, node: Node) -> None:
         """``Node/Delete`` (upstream ``deleteNodeFromCache``)."""
         self.move_all_to_active_or_backoff_queue(EVENT_NODE_DELETE, node, None)
@@ -661,6 +726,7 @@ class SchedulingQueue:
     # Periodic flushes
     # ------------------------------------------------------------------------------------------
 
+    @_changes
     def flush_backoff_q_completed(self) -> None:
         """Move every pod whose backoff is over to the activeQ (upstream
         ``flushBackoffQCompleted``; the scheduler calls it every second)."""
@@ -672,6 +738,7 @@ class SchedulingQueue:
             if activated:
                 self._cond.notify_all()
 
+    @_changes
     def flush_unschedulable_pods_leftover(self) -> None:
         """Requeue pool pods older than the maximum duration with the ``UnschedulableTimeout``
         event (upstream ``flushUnschedulablePodsLeftover``; every 30 s)."""
@@ -782,6 +849,7 @@ class SchedulingQueue:
     # Nominator (framework.Nominator)
     # ------------------------------------------------------------------------------------------
 
+    @_changes
     def add_nominated_pod(
         self, pod_info: PodInfo, node_name: str | NominatingInfo | None = None
     ) -> None:
@@ -797,11 +865,13 @@ class SchedulingQueue:
         with self._lock:
             self._nominator.add(pod_info, info)
 
+    @_changes
     def update_nominated_pod(self, old: Pod, new_pod_info: PodInfo) -> None:
         """Point the nomination at the pod's new version (upstream ``UpdateNominatedPod``)."""
         with self._lock:
             self._nominator.update(old, new_pod_info)
 
+    @_changes
     def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
         """Drop the pod's nomination (upstream ``DeleteNominatedPodIfExists``)."""
         with self._lock:
@@ -821,15 +891,29 @@ class SchedulingQueue:
 
     def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
         """:meth:`nominated_pods_for_node` of each node, under one lock (nodes without
-        nominated pods are left out)."""
+        nominated pods are left out).
+
+        The lists are kept until the queue next changes, so a scheduling cycle's Filter and
+        PostFilter read each node once; they are shared, not to be modified.
+        """
         with self._lock:
+            memo = self._nominated_memo
+            if self._memo_at != self._changes:
+                memo = self._nominated_memo = {}
+                self._memo_at = self._changes
             result: dict[str, list[PodInfo]] = {}
             pods_on = self._nominator.pods_on
-            latest = self._latest_versions()
+            latest: Callable[[Sequence[PodInfo]], list[PodInfo]] | None = None
             for name in node_names:
-                infos = pods_on(name)
-                if infos:
-                    result[name] = latest(infos)
+                infos = memo.get(name)
+                if infos is None:
+                    found = pods_on(name)
+                    if not found:
+                        continue
+                    if latest is None:
+                        latest = self._latest_versions()
+                    infos = memo[name] = latest(found)
+                result[name] = infos
             return result
 
     def _latest_versions(self) -> Callable[[Sequence[PodInfo]], list[PodInfo]]:
@@ -941,6 +1025,7 @@ class SchedulingQueue:
         with self._lock:
             return self._backoff.backoff_time(qpi)
 
+    @_changes
     def close(self) -> None:
         """Stop: in-flight pods are done, and blocked :meth:`pop` calls return ``None``."""
         with self._lock:

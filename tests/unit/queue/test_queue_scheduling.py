@@ -1748,6 +1748,62 @@ def test_nominated_pods_resolve_to_queued_version() -> None:
     assert q.nominated_pods_for_node("node7")[0].pod == updated
 
 
+def test_every_public_method_is_a_read_or_counts_a_change() -> None:
+    """The nominated-pods memo is dropped on every change: a public method either is marked
+    ``@_changes`` or is a declared read, so a new method cannot slip past it."""
+    from schedframe.queue._scheduling_queue import _READS
+
+    unclassified = [
+        name
+        for name, member in vars(SchedulingQueue).items()
+        if not name.startswith("_")
+        and callable(member)
+        and not getattr(member, "changes_queue", False)
+        and name not in _READS
+    ]
+    assert unclassified == []
+    assert not [n for n in _READS if getattr(getattr(SchedulingQueue, n), "changes_queue", False)]
+
+
+def test_nominated_pods_for_nodes_memo_follows_every_change() -> None:
+    """The bulk read is kept until the queue changes; after pops, updates, requeues,
+    nominations and deletions it equals the fresh per-node read."""
+    q, clock = new_queue()
+    nodes = ["node1", "node2", "node3"]
+
+    def check() -> dict[str, list[PodInfo]]:
+        bulk = q.nominated_pods_for_nodes(nodes)
+        fresh = {n: q.nominated_pods_for_node(n) for n in nodes}
+        assert {n: [id(i) for i in infos] for n, infos in bulk.items()} == {
+            n: [id(i) for i in infos] for n, infos in fresh.items() if infos
+        }
+        return bulk
+
+    for pod in (MED_POD, UNSCHEDULABLE_POD, HIGH_POD):
+        q.add(pod)
+    first = check()
+    again = q.nominated_pods_for_nodes(nodes)
+    assert again["node1"] is first["node1"]  # kept: nothing changed
+    popped = pop(q, HIGH_POD)
+    check()
+    q.add_nominated_pod(popped.pod_info, "node2")
+    assert [i.pod.uid for i in check()["node2"]] == [HIGH_POD.uid]
+    q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)
+    check()
+    updated = with_meta(MED_POD, labels={"v": "2"})
+    q.update(MED_POD, updated)  # in the activeQ: the queued version is the latest
+    assert updated in [i.pod for i in check()["node1"]]
+    pop(q, updated)
+    check()
+    q.delete_nominated_pod_if_exists(HIGH_POD)
+    assert "node2" not in check()
+    q.delete(UNSCHEDULABLE_POD)
+    assert check() == {"node1": q.nominated_pods_for_node("node1")}
+    clock.step(20)
+    q.flush_backoff_q_completed()
+    check()
+
+
 def test_hint_map_node_taint_workaround() -> None:
     """buildQueueingHintMap: Node/Add without Node/UpdateNodeTaint registers the latter too."""
     from schedframe.queue import build_queueing_hint_map
