@@ -251,6 +251,101 @@ def test_victims_in_place_are_those_of_the_copying_path(data: Cluster) -> None:
         assert got == plugin.select_victims_on_node(state.clone(), preemptor, ni.clone(), pdbs)
 
 
+@pytest.mark.property
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(), st.data())
+def test_remembered_victims_in_place_equal_a_fresh_selection(
+    data: Cluster, steps: st.DataObject
+) -> None:
+    """One plugin answering for preemptors one after another (as in a scheduler) reuses its
+    arithmetic selections only while they would come out the same: through node changes,
+    other preemptors, nominations, PDBs and the clock moving, every answer equals that of a
+    plugin seeing the cluster for the first time."""
+    fwk, _, _ = _framework(data, extension=False, node_only=True)
+    nodes, _, pdbs, first, _ = data
+    shared = DefaultPreemption(None, fwk)
+    lister = fwk.snapshot_shared_lister().node_infos
+    clock = fwk.clock
+    for step in range(steps.draw(st.integers(1, 6), label="steps")):
+        preemptor = first
+        if step:
+            preemptor = pod(
+                f"preemptor{step}",
+                priority=steps.draw(st.sampled_from([0, 100, 1000])),
+                req=steps.draw(st.builds(dict, cpu=st.sampled_from(["100m", "300m", "800m"]))),
+            )
+            change = steps.draw(st.sampled_from(["none", "pod", "nominate", "pdb", "clock"]))
+            target = lister.get(steps.draw(st.sampled_from(nodes)).metadata.name)
+            if change == "pod":
+                target.add_pod(pod(f"new{step}", node=target.name, priority=0, req={"cpu": "100m"}))
+            elif change == "nominate":
+                nominee = pod(f"nominee{step}", priority=1000, req={"cpu": "100m"})
+                fwk.nominator.add_nominated_pod(fw.PodInfo(nominee), target.name)
+            elif change == "pdb":
+                pdbs = [] if pdbs else [pdb("budget", match_labels={"app": "x"}, allowed=0)]
+            elif change == "clock":  # back before the started pods: unstarted ones go first
+                clock.t -= 60  # type: ignore[attr-defined]
+        state = pre_filter(fwk, preemptor)
+        m = fw.NodeToStatus({n.metadata.name: fw.Status(fw.Code.UNSCHEDULABLE) for n in nodes})
+        plans = [
+            p.prepare_dry_run(state, preemptor, m) for p in (shared, DefaultPreemption(None, fwk))
+        ]
+        assert plans[0] is not None and plans[1] is not None
+        for ni in lister.list():
+            got, want = (
+                getattr(plan, "victims_in_place")(state, preemptor, ni, pdbs)  # noqa: B009
+                for plan in plans
+            )
+            assert got == want, (step, ni.name)
+            if got is not None:
+                event("answered in place")
+
+
+def test_remembered_victims_in_place_follow_each_input() -> None:
+    """Each input of the arithmetic selection, changed alone, changes the answer, and the
+    plugin that answered before answers anew."""
+    nodes = [node("n1", {"cpu": "4"})]
+    early, late = NOW - timedelta(seconds=20), NOW - timedelta(seconds=10)
+    pods = [
+        pod("a", node="n1", priority=0, req={"cpu": "2"}, start=early),
+        pod("b", node="n1", priority=0, req={"cpu": "2"}, start=late, labels={"app": "x"}),
+    ]
+    preemptor = pod("high", priority=10, req={"cpu": "2"})
+    fwk, _ = cluster(nodes, pods, [lambda h: Fit(None, h)])
+    plugin = DefaultPreemption(None, fwk)
+    n1 = fwk.snapshot_shared_lister().node_infos.get("n1")
+    m = fw.NodeToStatus({"n1": fw.Status(fw.Code.UNSCHEDULABLE)})
+
+    def victims(pdbs: Sequence[PodDisruptionBudget] = ()) -> list[str]:
+        state = pre_filter(fwk, preemptor)
+        plan = plugin.prepare_dry_run(state, preemptor, m)
+        assert plan is not None
+        got = getattr(plan, "victims_in_place")(state, preemptor, n1, pdbs)  # noqa: B009
+        return [p.name for p in got[0]]
+
+    # "a" started first: more important, reprieved; "b" goes.
+    assert victims() == ["b"]
+    # A PDB protecting "b": pods whose eviction would violate it are reprieved first.
+    assert victims([pdb("budget", match_labels={"app": "x"}, allowed=0)]) == ["a"]
+    assert victims() == ["b"]
+    # The same sums but another pod: "c" (started before "a") takes "b"'s place.
+    n1.remove_pod(pods[1])
+    n1.add_pod(pod("c", node="n1", priority=0, req={"cpu": "2"}, start=early - timedelta(1)))
+    assert victims() == ["a"]
+    # A nominated pod the filters count takes the room of one reprieve: both go.
+    fwk.nominator.add_nominated_pod(fw.PodInfo(pod("n", priority=10, req={"cpu": "1"})), "n1")
+    assert victims() == ["c", "a"] or victims() == ["a", "c"]
+    fwk.nominator.delete_nominated_pod_if_exists(pod("n", priority=10))
+    assert victims() == ["a"]
+    # A pod not started yet counts as started now: with the clock moved back before "a" and
+    # "c" started, it is the most important.
+    n1.remove_pod(pods[0])
+    n1.add_pod(pod("d", node="n1", priority=0, req={"cpu": "2"}))
+    assert victims() == ["d"]  # started "now", after "c"
+    fwk.clock.t = (early - timedelta(days=2)).timestamp()  # type: ignore[attr-defined]
+    assert victims() == ["c"]
+
+
 def test_victims_in_place_only_when_the_other_filters_read_the_node_only() -> None:
     nodes = [node("n1", {"cpu": "4", "example.com/gpu": "2"})]
     pods = [

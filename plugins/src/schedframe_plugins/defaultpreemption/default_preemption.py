@@ -30,7 +30,8 @@ this plugin has no PreEnqueue and registers no events, as upstream with async pr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar, Final
+from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
 
 import attrs
 
@@ -184,6 +185,8 @@ class DefaultPreemption(fw.PostFilterPlugin):
         # (the handle's filter plugin list, its length, the NodeResourcesFit found in it)
         self._fit_lookup: tuple[object, int, Fit | None] | None = None
         self._remainders = _fit_bound.Remainders()
+        # node name -> the last arithmetic victim selection on it (see _DryRun.victims_in_place)
+        self._in_place: dict[str, _InPlace] = {}
 
     def _more_important_pod(self, pod1: Pod, pod2: Pod) -> bool:
         return preemption.more_important_pod(pod1, pod2, self.evaluator.now())
@@ -404,12 +407,15 @@ class DefaultPreemption(fw.PostFilterPlugin):
         more_important = self.more_important_pod
         return preemption.sort_by_importance(infos, lambda a, b: more_important(a.pod, b.pod))
 
-    def _importance_order(self) -> Callable[[Pod], tuple[int, int]] | None:
+    def _importance_order(
+        self, now: datetime | None = None
+    ) -> Callable[[Pod], tuple[int, int]] | None:
         """A sort key equal to :attr:`more_important_pod` while it is the default one; ``None``
-        after it was replaced (the predicate is then used pairwise)."""
+        after it was replaced (the predicate is then used pairwise). ``now`` defaults to the
+        evaluator's clock."""
         if self.more_important_pod != self._default_more_important:
             return None
-        return preemption.importance_key(self.evaluator.now())
+        return preemption.importance_key(self.evaluator.now() if now is None else now)
 
     def ordered_score_funcs(
         self, nodes_to_victims: Mapping[str, preemption.Victims]
@@ -431,8 +437,10 @@ class _DryRun:
     __slots__ = (
         "_added",
         "_by_node",
+        "_memo",
         "_node_only",
         "_nominated",
+        "_now",
         "_nominator",
         "_order",
         "_plugin",
@@ -460,7 +468,9 @@ class _DryRun:
         self._by_node: dict[str, list[fw.PodInfo]] | None = None
         self._remainder_of = plugin._remainders.of
         self._node_only = node_only
-        self._order = plugin._importance_order() if node_only is not None else None
+        self._now = plugin.evaluator.now()
+        self._order = plugin._importance_order(self._now) if node_only is not None else None
+        self._memo = plugin._in_place
 
     def _nominated_sums(self, node_name: str) -> tuple[int, int, int, int] | None:
         """``(count, cpu, memory, storage)`` of the pods nominated to the node that the
@@ -550,13 +560,24 @@ class _DryRun:
                     return None
         except Exception:
             return None
-        lower, count, cpu, memory, storage = self._room(node_info)
+        room = self._room(node_info)
+        lower, count, cpu, memory, storage = room
         request = self._request
         allocatable = node_info.allocatable
         exceeds = _fit_bound.exceeds
         if not lower or exceeds(request, allocatable, count, cpu, memory, storage):
             return None
+        # The selection below depends on nothing else than these (the node's pods and
+        # allocatable through its generation; the clock only for pods not started yet).
         priority = self._priority
+        inputs = (node_info.generation, priority, request, room, tuple(pdbs))
+        memo = self._memo.get(node.metadata.name)
+        if (
+            memo is not None
+            and memo.inputs == inputs
+            and (memo.now is None or memo.now == self._now)
+        ):
+            return list(memo.victims), memo.num_violating, None
         potential = [info for info in node_info.pods if info.pod.priority < priority]
         potential.sort(key=lambda info: order(info.pod))
         violating, non_violating = _split_by_pdbs(potential, pdbs)
@@ -579,7 +600,19 @@ class _DryRun:
                     count, cpu, memory, storage = with_it
         if violating and non_violating:
             victims.sort(key=lambda info: order(info.pod))
-        return [info.pod for info in victims], num_violating, None
+        pods = [info.pod for info in victims]
+        now = self._now if any(info.pod.status.start_time is None for info in potential) else None
+        self._memo[node.metadata.name] = _InPlace(inputs, now, tuple(pods), num_violating)
+        return pods, num_violating, None
+
+
+class _InPlace(NamedTuple):
+    """One arithmetic victim selection: what it was computed from, and its answer."""
+
+    inputs: tuple[object, ...]
+    now: datetime | None  # the clock, when a pod not started yet made the order depend on it
+    victims: tuple[Pod, ...]
+    num_violating: int
 
 
 def _remove(
