@@ -16,8 +16,9 @@ NumPy is imported when the first columns are built, never by ``import schedframe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, overload
+import operator
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,6 +53,8 @@ FILTER_REJECT: Final = 2
 #: Integer columns are exact while every value lies strictly within this bound: float64 then
 #: holds them without rounding and ``value * 100`` cannot overflow int64.
 EXACT_LIMIT: Final = 2**53
+
+_T = TypeVar("_T")
 
 _INT_FIELDS: Final = (
     "allocatable_cpu",
@@ -110,52 +113,44 @@ def _label(info: NodeInfo, key: str) -> str | None:
     return node.metadata.labels.get(key)
 
 
+def _picker(rows: Sequence[int]) -> Callable[[Sequence[_T]], list[_T]]:
+    """``seq -> [seq[r] for r in rows]``, done by ``operator.itemgetter``."""
+    if not rows:
+        return lambda seq: []
+    if len(rows) == 1:
+        only = rows[0]
+        return lambda seq: [seq[only]]
+    get = operator.itemgetter(*rows)
+    return lambda seq: list(get(seq))
+
+
 def _added_sums(
     added: Sequence[Sequence[PodInfo]],
 ) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int], list[bool]]:
     # Per group of pods: requested cpu, memory and ephemeral storage, non-zero cpu and
     # memory, the pod count and whether any host port is taken.
+    if not added:
+        return [], [], [], [], [], [], []
     if all(len(infos) == 1 for infos in added):  # the usual case: one nominated pod a node
-        pods = [infos[0].pod for infos in added]
-        each = [pod.requests for pod in pods]
-        each_non_zero = [pod.non_zero_requests for pod in pods]
-        return (
-            [r.get("cpu", 0) for r in each],
-            [r.get("memory", 0) for r in each],
-            [r.get("ephemeral-storage", 0) for r in each],
-            [r.get("cpu", 0) for r in each_non_zero],
-            [r.get("memory", 0) for r in each_non_zero],
-            [1] * len(pods),
-            [bool(pod.host_ports) for pod in pods],  # host_ports lists taken ports only
+        cpu, memory, storage, nz_cpu, nz_memory, ports = map(
+            list, zip(*[infos[0]._request_sums for infos in added], strict=True)
         )
-    cpu: list[int] = []
-    memory: list[int] = []
-    storage: list[int] = []
-    nz_cpu: list[int] = []
-    nz_memory: list[int] = []
-    count: list[int] = []
-    ports: list[bool] = []
+        return cpu, memory, storage, nz_cpu, nz_memory, [1] * len(added), ports
+    sums: list[tuple[int, int, int, int, int, bool]] = []
     for infos in added:
         c = m = e = nc = nm = 0
         port = False
         for info in infos:
-            pod = info.pod
-            requests = pod.requests
-            c += requests.get("cpu", 0)
-            m += requests.get("memory", 0)
-            e += requests.get("ephemeral-storage", 0)
-            non_zero = pod.non_zero_requests
-            nc += non_zero.get("cpu", 0)
-            nm += non_zero.get("memory", 0)
-            port = port or bool(pod.host_ports)
-        cpu.append(c)
-        memory.append(m)
-        storage.append(e)
-        nz_cpu.append(nc)
-        nz_memory.append(nm)
-        count.append(len(infos))
-        ports.append(port)
-    return cpu, memory, storage, nz_cpu, nz_memory, count, ports
+            pc, pm, pe, pnc, pnm, pport = info._request_sums
+            c += pc
+            m += pm
+            e += pe
+            nc += pnc
+            nm += pnm
+            port = port or pport
+        sums.append((c, m, e, nc, nm, port))
+    cpu, memory, storage, nz_cpu, nz_memory, ports = map(list, zip(*sums, strict=True))
+    return cpu, memory, storage, nz_cpu, nz_memory, [len(infos) for infos in added], ports
 
 
 class _CopiesWithPods(Sequence["NodeInfo"]):
@@ -347,17 +342,19 @@ class NodeColumns:
         """
         import numpy as np
 
-        from schedframe.framework._types import next_generation
+        from schedframe.framework._types import next_generations
 
         self = cls.__new__(cls)
+        size = len(rows)
         index = np.asarray(rows, dtype=np.intp)
-        bases = [base.infos[r] for r in rows]
+        pick = _picker(rows)
+        bases = pick(base.infos)
         self.infos = _CopiesWithPods(bases, added)
-        self.names = [base.names[r] for r in rows]
-        self.index = {name: i for i, name in enumerate(self.names)}
-        self.size = len(rows)
-        self.generations = np.array([next_generation() for _ in rows], dtype=np.int64)
-        self._nodes = [info.node for info in bases]
+        self.names = pick(base.names)
+        self.index = dict(zip(self.names, range(size), strict=True))
+        self.size = size
+        self.generations = np.fromiter(next_generations(size), dtype=np.int64, count=size)
+        self._nodes = pick(base._nodes)
         self._labels = {}
         self._source = (base, index)
         self._inexact_rows = set()

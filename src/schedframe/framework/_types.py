@@ -66,6 +66,11 @@ def next_generation() -> int:
     return next(_generations)
 
 
+def next_generations(count: int) -> Iterator[int]:
+    """``count`` fresh generation numbers, in increasing order."""
+    return itertools.islice(_generations, count)
+
+
 # --------------------------------------------------------------------------------------------
 # Pods with their parsed affinity terms
 # --------------------------------------------------------------------------------------------
@@ -151,6 +156,22 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.pod.key})"
+
+    @cached_property
+    def _request_sums(self) -> tuple[int, int, int, int, int, bool]:
+        # What the pod adds to a node's columns (see ``_columns``): requested cpu, memory
+        # and ephemeral storage, non-zero cpu and memory, whether it takes a host port.
+        pod = self.pod
+        requests = pod.requests
+        non_zero = pod.non_zero_requests
+        return (
+            requests.get("cpu", 0),
+            requests.get("memory", 0),
+            requests.get("ephemeral-storage", 0),
+            non_zero.get("cpu", 0),
+            non_zero.get("memory", 0),
+            bool(pod.host_ports),  # host_ports lists taken ports only
+        )
 
     @cached_property
     def required_affinity_terms(self) -> tuple[AffinityTerm, ...]:

@@ -14,6 +14,7 @@ import random
 import time
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
@@ -1159,7 +1160,9 @@ class Framework:
         priority = pod.priority
         uid = pod.uid
         all_names = columns.names
-        names = [all_names[row] for row in rows]
+        names = (
+            [all_names[row] for row in rows] if len(rows) < 2 else [*itemgetter(*rows)(all_names)]
+        )
         bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
         if callable(bulk):  # one call (one lock) for every node
             by_node: dict[str, list[PodInfo]] = bulk(names)
@@ -1190,8 +1193,8 @@ class Framework:
 
         verdicts[copied_rows] = what_if_verdicts
         deciders[copied_rows] = what_if_deciders
-        for i in np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist():
-            what_if[copied_rows[i]] = (what_if_columns, i)
+        rejected = np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist()
+        what_if.update((copied_rows[i], (what_if_columns, i)) for i in rejected)
 
     def rejection_statuses(
         self,

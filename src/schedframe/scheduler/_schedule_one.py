@@ -20,6 +20,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -486,7 +487,7 @@ class Algorithm:
             if start:
                 rows[rows >= n] -= n
             self.next_start_node_index = (start + processed) % n
-            feasible = [infos[r] for r in rows.tolist()]
+            feasible = [*itemgetter(*rows.tolist())(infos)] if len(rows) > 1 else [infos[rows[0]]]
             return _Found(feasible, diagnosis, processed, rows, columns)
         finally:
             state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
@@ -554,8 +555,8 @@ class Algorithm:
         names = columns.names
         node_to_status = diagnosis.node_to_status
         order = [*range(start, n), *range(start)]
-        in_order = [statuses[row] for row in order]
-        node_to_status.update(zip([names[row] for row in order], in_order, strict=True))
+        in_order = itemgetter(*order)(statuses) if n > 1 else (statuses[0],)
+        node_to_status.update(zip([*names[start:], *names[:start]], in_order, strict=True))
         for status in dict(zip(map(id, in_order), in_order, strict=True)).values():
             add_plugin_status(diagnosis, status)  # once per distinct object, first seen first
         # Every node was processed: the rotation moves by n, back to where it was.

@@ -714,13 +714,9 @@ class Fit(
                 key |= (amount > capacity) * (bit * 2)
             bit *= 4
         infos = columns.infos
-        memo: dict[int, fw.Status | None] = {}
-        out: list[fw.Status | None] = []
-        for i, k in enumerate(key.tolist()):
-            if k not in memo:
-                memo[k] = self.filter(state, pod, infos[int(rows[i])])
-            out.append(memo[k])
-        return out
+        _, first, which = np.unique(key, return_index=True, return_inverse=True)
+        distinct = [self.filter(state, pod, infos[row]) for row in rows[first].tolist()]
+        return [distinct[i] for i in which.tolist()]
 
     # -- PreScore / Score --------------------------------------------------------------------
 
