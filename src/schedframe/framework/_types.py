@@ -288,7 +288,9 @@ class NodeInfo:
     plugin a modified *copy* when it evaluates nominated pods or preemption victims.
 
     Attributes:
-        node: the Node, or ``None`` for a node already deleted that still has pods.
+        node: the Node, or ``None`` for a node already deleted that still has pods; changed
+            through :meth:`set_node` and :meth:`remove_node`.
+        name: the node's name, ``""`` when the node is gone (kept with ``node``).
         pods: every pod on the node, assumed ones included.
         pods_with_affinity: the pods that have pod affinity or anti-affinity terms.
         pods_with_required_anti_affinity: the pods with required anti-affinity terms.
@@ -306,6 +308,7 @@ class NodeInfo:
         "allocatable",
         "generation",
         "image_states",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -318,6 +321,7 @@ class NodeInfo:
 
     def __init__(self, node: Node | None = None, pods: Iterable[PodInfo | Pod] = ()) -> None:
         self.node: Node | None = None
+        self.name = ""
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -333,20 +337,17 @@ class NodeInfo:
         for pod in pods:
             self.add_pod(pod)
 
-    @property
-    def name(self) -> str:
-        """The node's name, or ``""`` when the node is gone."""
-        return self.node.metadata.name if self.node is not None else ""
-
     def set_node(self, node: Node) -> None:
         """Set (or replace) the Node object."""
         self.node = node
+        self.name = node.metadata.name
         self.allocatable = dict(node.status.allocatable)
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         """Drop the Node object, keeping the pods (a "ghost" node until they go)."""
         self.node = None
+        self.name = ""
         self.generation = next_generation()
 
     def add_pod(self, pod: PodInfo | Pod) -> None:
@@ -398,6 +399,7 @@ class NodeInfo:
         """An independent copy sharing the (immutable) Node and PodInfos (upstream ``Snapshot``)."""
         other = NodeInfo.__new__(NodeInfo)
         other.node = self.node
+        other.name = self.name
         other.pods = list(self.pods)
         other.pods_with_affinity = list(self.pods_with_affinity)
         other.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
@@ -566,6 +568,10 @@ class NodeToStatus:
         """The explicitly listed nodes and their statuses."""
         return self._statuses.items()
 
+    def statuses(self) -> Iterable[Status]:
+        """The explicitly listed nodes' statuses, in the order of :meth:`items`."""
+        return self._statuses.values()
+
     def node_names_with_code(self, code: Code, all_nodes: Iterable[str]) -> list[str]:
         """Names among ``all_nodes`` whose status has ``code`` (upstream ``NodesForStatusCode``)."""
         return [name for name in all_nodes if self.get(name).code is code]
@@ -612,7 +618,7 @@ class FitError(Exception):
         d = self.diagnosis
         # Many nodes share one Status object (the batch path makes one per distinct verdict):
         # count the objects first, then their reasons.
-        statuses = [status for _, status in d.node_to_status.items()]
+        statuses = list(d.node_to_status.statuses())
         times = collections.Counter(map(id, statuses))
         shared = dict(zip(map(id, statuses), statuses, strict=True))
         counts: dict[str, int] = {}

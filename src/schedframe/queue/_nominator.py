@@ -76,7 +76,7 @@ class Nominator:
         """Nodes with at least one nominated pod."""
         names = self._names
         if names is None:
-            names = self._names = frozenset(node for node, pods in self._by_node.items() if pods)
+            names = self._names = frozenset(self._by_node)  # only nodes with pods are keys
         return names
 
     def pods_on(self, node_name: str) -> Sequence[PodInfo]:

@@ -12,7 +12,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from schedframe.errors import SchedframeError
@@ -887,7 +887,7 @@ class SchedulingQueue:
         ``NominatedPodsForNode``)."""
         with self._lock:
             infos = self._nominator.pods_on(node_name)
-            return self._latest_versions()(infos) if infos else []
+            return [*map(self._latest_version(), infos)] if infos else []
 
     def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
         """:meth:`nominated_pods_for_node` of each node, under one lock (nodes without
@@ -903,7 +903,7 @@ class SchedulingQueue:
                 self._memo_at = self._changes
             result: dict[str, list[PodInfo]] = {}
             pods_on = self._nominator.pods_on
-            latest: Callable[[Sequence[PodInfo]], list[PodInfo]] | None = None
+            latest: Callable[[PodInfo], PodInfo] | None = None
             for name in node_names:
                 infos = memo.get(name)
                 if infos is None:
@@ -911,30 +911,30 @@ class SchedulingQueue:
                     if not found:
                         continue
                     if latest is None:
-                        latest = self._latest_versions()
-                    infos = memo[name] = latest(found)
+                        latest = self._latest_version()
+                    # One pod a node is the usual case: no inner loop for it.
+                    infos = [latest(found[0])] if len(found) == 1 else [*map(latest, found)]
+                    memo[name] = infos
                 result[name] = infos
             return result
 
-    def _latest_versions(self) -> Callable[[Sequence[PodInfo]], list[PodInfo]]:
+    def _latest_version(self) -> Callable[[PodInfo], PodInfo]:
         # Each pod as the queue holds it now (activeQ, unschedulable pool or backoffQ), or as
         # it was nominated when the queue does not hold it (in flight). The lookups are bound
-        # once: this runs for every nominated pod of every node a cycle looks at.
+        # once: this runs for every nominated pod of every node a cycle looks at. A pod is in
+        # one place at most, so the order of the lookups is free: the pool first, where
+        # nominated pods mostly wait for their victims to go.
         active = self._active.heap.entry_getter()
         unschedulable = self._unschedulable.get
         backoff, errored = self._backoff.entry_getters()
 
-        def latest(infos: Sequence[PodInfo]) -> list[PodInfo]:
-            out = []
-            for info in infos:
-                uid = info.pod.uid
-                entry = active(uid) or backoff(uid) or errored(uid)
-                if entry is not None:
-                    out.append(entry.item.pod_info)
-                    continue
-                current = unschedulable(uid)
-                out.append(current.pod_info if current is not None else info)
-            return out
+        def latest(info: PodInfo) -> PodInfo:
+            uid = info.pod.uid
+            pooled = unschedulable(uid)
+            if pooled is not None:
+                return pooled.pod_info
+            entry = backoff(uid) or active(uid) or errored(uid)
+            return entry.item.pod_info if entry is not None else info
 
         return latest
 
