@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 
 import attrs
 
+from schedframe._evolve import evolve
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
 from schedframe.errors import BackendError
 from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
@@ -589,7 +590,7 @@ class MemoryBackend:
             )
         if meta.uid and meta.uid != stored.metadata.uid:
             raise _uid_precondition_failed(kind, key, meta.uid, stored.metadata.uid)
-        new_meta = attrs.evolve(
+        new_meta = evolve(
             meta,
             namespace=key[0],
             uid=stored.metadata.uid,
@@ -597,7 +598,7 @@ class MemoryBackend:
             deletion_timestamp=stored.metadata.deletion_timestamp,
             resource_version=stored.metadata.resource_version,
         )
-        new = attrs.evolve(obj, metadata=new_meta)
+        new = evolve(obj, metadata=new_meta)
         if new == stored:
             return stored  # nothing changed: no write, no event
         return self._write(kind, key, new, stored)
@@ -635,9 +636,7 @@ class MemoryBackend:
                 when = self._now() + timedelta(seconds=grace)
                 marked = _carry_pod_cache(
                     stored,
-                    attrs.evolve(
-                        stored, metadata=attrs.evolve(stored.metadata, deletion_timestamp=when)
-                    ),
+                    evolve(stored, metadata=evolve(stored.metadata, deletion_timestamp=when)),
                 )
                 result = self._write(kind, key, marked, stored)
                 uid = stored.uid
@@ -750,15 +749,15 @@ def _defaulted(obj: object, kind: str, now: datetime) -> _Object:
     created = meta.creation_timestamp or now
     if (namespace, uid, created) == (meta.namespace, meta.uid, meta.creation_timestamp):
         return obj
-    new = attrs.evolve(
+    new = evolve(
         obj,
-        metadata=attrs.evolve(meta, namespace=namespace, uid=uid, creation_timestamp=created),
+        metadata=evolve(meta, namespace=namespace, uid=uid, creation_timestamp=created),
     )
     return _carry_pod_cache(obj, new)
 
 
 def _stamp(obj: _Object, rv: int) -> _Object:
-    new = attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, resource_version=str(rv)))
+    new = evolve(obj, metadata=evolve(obj.metadata, resource_version=str(rv)))
     return _carry_pod_cache(obj, new)
 
 
@@ -783,12 +782,12 @@ def _update_condition(
         if existing.type == condition.type:
             if condition.last_transition_time is None:
                 when = existing.last_transition_time if condition.status == existing.status else now
-                condition = attrs.evolve(condition, last_transition_time=when)
+                condition = evolve(condition, last_transition_time=when)
             if condition == existing:
                 return conditions
             return conditions[:index] + (condition,) + conditions[index + 1 :]
     if condition.last_transition_time is None:
-        condition = attrs.evolve(condition, last_transition_time=now)
+        condition = evolve(condition, last_transition_time=now)
     return (*conditions, condition)
 
 

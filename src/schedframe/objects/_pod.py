@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Final, TypeVar, cast
+from typing import Final
 
 import attrs
 
+from schedframe._evolve import evolve as _evolve
 from schedframe.objects._meta import (
     LabelSelector,
     NodeSelector,
@@ -306,29 +307,6 @@ _SPEC_DERIVED: Final = (
 )
 
 
-_T = TypeVar("_T")
-_FIELD_NAMES: dict[type, frozenset[str]] = {}
-
-
-def _replace(obj: _T, **changes: object) -> _T:
-    """``attrs.evolve`` for this module's Pod, PodSpec and PodStatus, which have no
-    converters, validators or post-init: the fields are copied and ``changes`` applied,
-    without the class inspection ``evolve`` does on every call (a bound pod is copied
-    several times)."""
-    cls = type(obj)
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = frozenset(f.name for f in attrs.fields(cast("Any", cls)))
-    unknown = changes.keys() - names
-    if unknown:
-        raise TypeError(f"{cls.__name__} has no field(s) {', '.join(sorted(unknown))}")
-    new = object.__new__(cls)
-    set_field = object.__setattr__
-    for name in names:
-        set_field(new, name, changes[name] if name in changes else getattr(obj, name))
-    return new
-
-
 @attrs.frozen(kw_only=True)
 class Pod:
     """A pod (upstream ``v1.Pod``) with the shortcuts and derived values plugins use.
@@ -484,7 +462,7 @@ class Pod:
 
     def with_node_name(self, name: str) -> Pod:
         """A copy bound (or assumed) to node ``name``."""
-        new = _replace(self, spec=_replace(self.spec, node_name=name))
+        new = _evolve(self, spec=_evolve(self.spec, node_name=name))
         return self._copy_cache(new, _SPEC_DERIVED)
 
     def with_nominated_node_name(self, name: str) -> Pod:
@@ -504,6 +482,6 @@ class Pod:
 
     def with_status(self, **changes: object) -> Pod:
         """A copy whose status has ``changes`` applied (``attrs.evolve`` on ``status``)."""
-        status = _replace(self.status, **changes)
-        new = _replace(self, status=status)
+        status = _evolve(self.status, **changes)
+        new = _evolve(self, status=status)
         return self._copy_cache(new, _SPEC_DERIVED)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from schedframe import framework as fw
+from schedframe._evolve import evolve
 from schedframe.framework import (
     Code,
     CycleState,
@@ -694,7 +695,7 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
         )
         return
     sched.record_result(
-        attrs.evolve(
+        evolve(
             result,
             pod=assumed_qpi.pod,
             profile=fwk.profile_name,
@@ -782,7 +783,7 @@ def scheduling_cycle(
 
     host = result.suggested_host
     assumed_pod = pod.with_node_name(host)
-    assumed_qpi = attrs.evolve(
+    assumed_qpi = evolve(
         qpi,
         pod_info=PodInfo(assumed_pod),
         unschedulable_plugins=set(qpi.unschedulable_plugins),
@@ -909,7 +910,7 @@ def binding_cycle(
         return status
 
     sched.record_result(
-        attrs.evolve(
+        evolve(
             result,
             pod=assumed,
             profile=fwk.profile_name,
