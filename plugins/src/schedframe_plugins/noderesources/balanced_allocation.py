@@ -149,6 +149,10 @@ def balanced_columns_kernel(
     ):
         return None
     both = (cpu != 0) & (memory != 0)
+    if both.all():  # the usual case: every node offers both (fewer array operations)
+        f_cpu = np.minimum(used_cpu / cpu, 1.0)
+        f_memory = np.minimum(used_memory / memory, 1.0)
+        return ((1 - np.abs((f_cpu - f_memory) / 2)) * fw.MAX_NODE_SCORE).astype(np.int64)
     f_cpu = np.minimum(used_cpu / np.where(both, cpu, 1), 1.0)
     f_memory = np.minimum(used_memory / np.where(both, memory, 1), 1.0)
     scores = ((1 - np.abs((f_cpu - f_memory) / 2)) * fw.MAX_NODE_SCORE).astype(np.int64)

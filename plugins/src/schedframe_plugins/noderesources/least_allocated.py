@@ -112,8 +112,10 @@ def least_allocated_columns_kernel(resources: Sequence[ResourceSpec]) -> Columns
     ) -> npt.NDArray[np.int64]:
         import numpy as np
 
-        node_score = np.zeros(len(rows), dtype=np.int64)
-        weight_sum = np.zeros(len(rows), dtype=np.int64)
+        node_score: npt.NDArray[np.int64] | int = 0
+        # The weights summed over the resources the nodes offer: a number while every node
+        # offers each resource (the usual case, fewer array operations), else an array.
+        weight_sum: npt.NDArray[np.int64] | int = 0
         for allocatable, base, request, weight in (
             (
                 columns.allocatable_cpu,
@@ -130,11 +132,20 @@ def least_allocated_columns_kernel(resources: Sequence[ResourceSpec]) -> Columns
         ):
             capacity = allocatable[rows]
             requested = base[rows] + request
+            if capacity.all():
+                share = (capacity - requested) * max_score // capacity
+                node_score = node_score + np.where(requested <= capacity, share, 0) * weight
+                weight_sum = weight_sum + weight
+                continue
             offered = capacity != 0
             room = offered & (requested <= capacity)
             share = (capacity - requested) * max_score // np.where(offered, capacity, 1)
-            node_score += np.where(room, share, 0) * weight
-            weight_sum += offered * weight
+            node_score = node_score + np.where(room, share, 0) * weight
+            weight_sum = weight_sum + offered * weight
+        if isinstance(weight_sum, int):
+            if weight_sum == 0 or isinstance(node_score, int):
+                return np.zeros(len(rows), dtype=np.int64)
+            return node_score // weight_sum
         return np.where(weight_sum != 0, node_score // np.where(weight_sum != 0, weight_sum, 1), 0)
 
     return kernel
