@@ -1170,15 +1170,20 @@ class Framework:
             by_node = {name: self._nominator.nominated_pods_for_node(name) for name in names}
         added_pods: list[list[PodInfo]] = []
         copied_rows: list[int] = []
+        get = by_node.get
         for row, name in zip(rows, names, strict=True):
-            infos = by_node.get(name, ())
+            infos = get(name)
+            if not infos:
+                continue
             if len(infos) == 1:  # the usual case, without building a list
                 only = infos[0].pod
-                added = infos if only.priority >= priority and only.uid != uid else []
+                if only.uid == uid or only.priority < priority:
+                    continue  # the per-node path runs the plain filters: the pass stands
+                added = infos
             else:
                 added = [pi for pi in infos if pi.pod.priority >= priority and pi.pod.uid != uid]
-            if not added:
-                continue  # the per-node path runs the plain filters: the pass stands
+                if not added:
+                    continue
             added_pods.append(added)
             copied_rows.append(row)
         if not copied_rows:

@@ -481,6 +481,10 @@ class _DryRun:
         added = self._added
         if node_name in added:
             return added[node_name]
+        return self._read_nominated_sums(node_name)
+
+    def _read_nominated_sums(self, node_name: str) -> tuple[int, int, int, int] | None:
+        added = self._added
         by_node = self._by_node
         if by_node is None:  # every nominated node's pods at once: one read of the queue
             bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
@@ -509,8 +513,11 @@ class _DryRun:
         (filtering runs with those first; it passes without them if it passes with them, the
         sums only growing)."""
         lower, count, cpu, memory, storage = self._remainder_of(node_info, self._priority)
-        node = node_info.node
-        sums = self._nominated_sums(node.metadata.name) if node else None
+        name = node_info.name  # "" for a node gone, never nominated to
+        if name not in self._nominated:
+            return lower, count, cpu, memory, storage
+        added = self._added
+        sums = added[name] if name in added else self._read_nominated_sums(name)
         if sums is not None:
             count += sums[0]
             cpu += sums[1]
