@@ -1129,12 +1129,13 @@ class Framework:
                 if result is None:
                     return None
                 verdicts = result.copy()
-                deciders[verdicts != fw.FILTER_PASS] = k
+                if verdicts.any():  # FILTER_PASS is 0: anything else was decided here
+                    deciders[verdicts != fw.FILTER_PASS] = k
             elif result is None:
                 passing = verdicts == fw.FILTER_PASS
                 verdicts[passing] = fw.FILTER_CHECK
                 deciders[passing] = k
-            else:
+            elif result.any():  # a result passing every node changes nothing
                 changed = (verdicts == fw.FILTER_PASS) & (result != fw.FILTER_PASS)
                 verdicts[changed] = result[changed]
                 deciders[changed] = k
