@@ -244,6 +244,7 @@ class SchedulingQueue:
         self._nominated_memo: dict[str, list[PodInfo]] = {}
         self._memo_at = -1
         self._interest: dict[ClusterEvent, bool] = {}
+        self._matching: dict[tuple[str, ClusterEvent], list[tuple[str, QueueingHintFn | None]]] = {}
         self._hint_maps: dict[str, QueueingHintMap] = {
             name: build_queueing_hint_map(fwk) for name, fwk in self._frameworks.items()
         }
@@ -693,33 +694,42 @@ class SchedulingQueue:
         if hint_map is None:
             log.error("no queueing hints for profile %r (pod %s)", pod.scheduler_name, pod.key)
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        # The hints registered for events matching this one, in the map's order: fixed once
+        # the queue is built, so kept per profile and event (a bound pod sends an event that
+        # every pod of the pool is run through).
+        key = (pod.scheduler_name, event)
+        matching = self._matching.get(key)
+        if matching is None:
+            matching = self._matching[key] = [
+                pair
+                for registered, hints in hint_map.items()
+                if registered.matches(event)
+                for pair in hints
+            ]
         strategy = QueueingStrategy.QUEUE_SKIP
-        for registered, hints in hint_map.items():
-            if not registered.matches(event):
+        for plugin_name, hint_fn in matching:
+            if plugin_name not in rejectors:
                 continue
-            for plugin_name, hint_fn in hints:
-                if plugin_name not in rejectors:
-                    continue
-                hint = QueueingHint.QUEUE
-                if hint_fn is not None:
-                    try:
-                        hint = hint_fn(pod, old_obj, new_obj)
-                    except Exception:
-                        # Queue, so the pod is not stranded in the pool by a broken hint.
-                        log.exception(
-                            "QueueingHintFn of %s failed for event %s, pod %s",
-                            plugin_name,
-                            event.label(),
-                            pod.key,
-                        )
-                        hint = QueueingHint.QUEUE
-                if hint == QueueingHint.QUEUE_SKIP:
-                    continue
-                if plugin_name in qpi.pending_plugins:
-                    return QueueingStrategy.QUEUE_IMMEDIATELY
-                if not qpi.pending_plugins:
-                    return QueueingStrategy.QUEUE_AFTER_BACKOFF
-                strategy = QueueingStrategy.QUEUE_AFTER_BACKOFF
+            hint = QueueingHint.QUEUE
+            if hint_fn is not None:
+                try:
+                    hint = hint_fn(pod, old_obj, new_obj)
+                except Exception:
+                    # Queue, so the pod is not stranded in the pool by a broken hint.
+                    log.exception(
+                        "QueueingHintFn of %s failed for event %s, pod %s",
+                        plugin_name,
+                        event.label(),
+                        pod.key,
+                    )
+                    hint = QueueingHint.QUEUE
+            if hint == QueueingHint.QUEUE_SKIP:
+                continue
+            if plugin_name in qpi.pending_plugins:
+                return QueueingStrategy.QUEUE_IMMEDIATELY
+            if not qpi.pending_plugins:
+                return QueueingStrategy.QUEUE_AFTER_BACKOFF
+            strategy = QueueingStrategy.QUEUE_AFTER_BACKOFF
         return strategy
 
     # ------------------------------------------------------------------------------------------

@@ -1379,6 +1379,9 @@ def test_is_pod_worth_requeuing(
     info.pending_plugins = set(pending)
     assert q._is_pod_worth_requeuing(info, event, None, new_obj) is want
     assert counter[0] == want_count
+    # Again on the same queue: the hints matching the event are then the ones it kept.
+    assert q._is_pod_worth_requeuing(info, event, None, new_obj) is want
+    assert counter[0] == 2 * want_count
 
 
 # --------------------------------------------------------------------------------------------
