@@ -16,9 +16,10 @@ NumPy is imported when the first columns are built, never by ``import schedframe
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, overload
+
+from schedframe._rows import picker
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,7 +55,6 @@ FILTER_REJECT: Final = 2
 #: holds them without rounding and ``value * 100`` cannot overflow int64.
 EXACT_LIMIT: Final = 2**53
 
-_T = TypeVar("_T")
 
 _INT_FIELDS: Final = (
     "allocatable_cpu",
@@ -111,17 +111,6 @@ def _label(info: NodeInfo, key: str) -> str | None:
     if node is None:
         return None
     return node.metadata.labels.get(key)
-
-
-def _picker(rows: Sequence[int]) -> Callable[[Sequence[_T]], list[_T]]:
-    """``seq -> [seq[r] for r in rows]``, done by ``operator.itemgetter``."""
-    if not rows:
-        return lambda seq: []
-    if len(rows) == 1:
-        only = rows[0]
-        return lambda seq: [seq[only]]
-    get = operator.itemgetter(*rows)
-    return lambda seq: list(get(seq))
 
 
 def _added_sums(
@@ -347,7 +336,7 @@ class NodeColumns:
         self = cls.__new__(cls)
         size = len(rows)
         index = np.asarray(rows, dtype=np.intp)
-        pick = _picker(rows)
+        pick = picker(rows)
         bases = pick(base.infos)
         self.infos = _CopiesWithPods(bases, added)
         self.names = pick(base.names)

@@ -14,12 +14,12 @@ import random
 import time
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 
 from schedframe import framework as fw
+from schedframe._rows import pick
 from schedframe.errors import (
     INVALID,
     NOT_FOUND,
@@ -1161,9 +1161,7 @@ class Framework:
         priority = pod.priority
         uid = pod.uid
         all_names = columns.names
-        names = (
-            [all_names[row] for row in rows] if len(rows) < 2 else [*itemgetter(*rows)(all_names)]
-        )
+        names = pick(all_names, rows)
         bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
         if callable(bulk):  # one call (one lock) for every node
             by_node: dict[str, list[PodInfo]] = bulk(names)

@@ -20,13 +20,13 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from schedframe import framework as fw
 from schedframe._evolve import evolve
+from schedframe._rows import pick
 from schedframe.framework import (
     Code,
     CycleState,
@@ -488,7 +488,7 @@ class Algorithm:
             if start:
                 rows[rows >= n] -= n
             self.next_start_node_index = (start + processed) % n
-            feasible = [*itemgetter(*rows.tolist())(infos)] if len(rows) > 1 else [infos[rows[0]]]
+            feasible = pick(infos, rows.tolist())
             return _Found(feasible, diagnosis, processed, rows, columns)
         finally:
             state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
@@ -556,7 +556,7 @@ class Algorithm:
         names = columns.names
         node_to_status = diagnosis.node_to_status
         order = [*range(start, n), *range(start)]
-        in_order = itemgetter(*order)(statuses) if n > 1 else (statuses[0],)
+        in_order = pick(statuses, order)
         node_to_status.update(zip([*names[start:], *names[:start]], in_order, strict=True))
         for status in dict(zip(map(id, in_order), in_order, strict=True)).values():
             add_plugin_status(diagnosis, status)  # once per distinct object, first seen first

@@ -473,17 +473,9 @@ class _DryRun:
         self._memo = plugin._in_place
 
     def _nominated_sums(self, node_name: str) -> tuple[int, int, int, int] | None:
-        """``(count, cpu, memory, storage)`` of the pods nominated to the node that the
-        filters count for this preemptor (priority at least its own, not itself); ``None``
-        when there are none."""
-        if node_name not in self._nominated:
-            return None
-        added = self._added
-        if node_name in added:
-            return added[node_name]
-        return self._read_nominated_sums(node_name)
-
-    def _read_nominated_sums(self, node_name: str) -> tuple[int, int, int, int] | None:
+        """``(count, cpu, memory, storage)`` of the pods nominated to ``node_name`` that the
+        filters count for this preemptor (priority at least its own, not itself), read and
+        kept for the dry run; ``None`` when there are none."""
         added = self._added
         by_node = self._by_node
         if by_node is None:  # every nominated node's pods at once: one read of the queue
@@ -517,7 +509,7 @@ class _DryRun:
         if name not in self._nominated:
             return lower, count, cpu, memory, storage
         added = self._added
-        sums = added[name] if name in added else self._read_nominated_sums(name)
+        sums = added[name] if name in added else self._nominated_sums(name)
         if sums is not None:
             count += sums[0]
             cpu += sums[1]
