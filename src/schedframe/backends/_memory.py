@@ -73,15 +73,6 @@ _OPTIMISTIC_LOCK_MSG: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
 _DEFAULT_GRACE_SECONDS: Final = 30
-# Pod values derived from the spec, carried over when only metadata/status change.
-_POD_DERIVED: Final = (
-    "requests",
-    "non_zero_requests",
-    "host_ports",
-    "has_affinity",
-    "has_required_anti_affinity",
-    "is_scheduling_gated",
-)
 
 
 @attrs.frozen(kw_only=True)
@@ -634,10 +625,7 @@ class MemoryBackend:
                 if stored.metadata.deletion_timestamp is not None:
                     return stored  # already terminating
                 when = self._now() + timedelta(seconds=grace)
-                marked = _carry_pod_cache(
-                    stored,
-                    evolve(stored, metadata=evolve(stored.metadata, deletion_timestamp=when)),
-                )
+                marked = stored.with_metadata(deletion_timestamp=when)
                 result = self._write(kind, key, marked, stored)
                 uid = stored.uid
                 clock: _TimerClock = self._clock  # type: ignore[assignment]
@@ -749,28 +737,18 @@ def _defaulted(obj: object, kind: str, now: datetime) -> _Object:
     created = meta.creation_timestamp or now
     if (namespace, uid, created) == (meta.namespace, meta.uid, meta.creation_timestamp):
         return obj
-    new = evolve(
-        obj,
-        metadata=evolve(meta, namespace=namespace, uid=uid, creation_timestamp=created),
-    )
-    return _carry_pod_cache(obj, new)
+    return _with_metadata(obj, namespace=namespace, uid=uid, creation_timestamp=created)
 
 
 def _stamp(obj: _Object, rv: int) -> _Object:
-    new = evolve(obj, metadata=evolve(obj.metadata, resource_version=str(rv)))
-    return _carry_pod_cache(obj, new)
+    return _with_metadata(obj, resource_version=str(rv))
 
 
-def _carry_pod_cache(old: _Object, new: _Object) -> _Object:
-    # A metadata-only copy asks for what the old one did; keep the spec-derived values.
-    if isinstance(old, Pod) and isinstance(new, Pod) and old.spec is new.spec:
-        for name in _POD_DERIVED:
-            try:
-                value = object.__getattribute__(old, name)
-            except AttributeError:
-                continue
-            object.__setattr__(new, name, value)
-    return new
+def _with_metadata(obj: _Object, **changes: object) -> _Object:
+    # A metadata-only copy; a Pod keeps the values derived from its spec.
+    if isinstance(obj, Pod):
+        return obj.with_metadata(**changes)
+    return evolve(obj, metadata=evolve(obj.metadata, **changes))
 
 
 def _update_condition(

@@ -480,6 +480,12 @@ class Pod:
             conditions.append(condition)
         return self.with_status(conditions=tuple(conditions))
 
+    def with_metadata(self, **changes: object) -> Pod:
+        """A copy whose metadata has ``changes`` applied (``attrs.evolve`` on ``metadata``),
+        keeping the values derived from the spec, as the API server's stamps do not touch it."""
+        new = _evolve(self, metadata=_evolve(self.metadata, **changes))
+        return self._copy_cache(new, _SPEC_DERIVED)
+
     def with_status(self, **changes: object) -> Pod:
         """A copy whose status has ``changes`` applied (``attrs.evolve`` on ``status``)."""
         status = _evolve(self.status, **changes)

@@ -311,6 +311,10 @@ def test_copy_helpers_equal_attrs_evolve() -> None:
     assert bound.spec.containers is p.spec.containers
     with pytest.raises(TypeError, match="PodStatus has no field"):
         p.with_status(phase_typo="Running")
+    requests = p.requests  # computed now: a metadata copy carries it
+    stamped = p.with_metadata(resource_version="7")
+    assert stamped == attrs.evolve(p, metadata=attrs.evolve(p.metadata, resource_version="7"))
+    assert stamped.spec is p.spec and stamped.requests is requests
 
 
 def test_with_condition_replaces_by_type() -> None:
