@@ -83,3 +83,32 @@ def test_import_is_lazy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+LAZY_PACKAGES = ["schedframe.objects", "schedframe.cache", "schedframe.backends.kubernetes"]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_packages_list_each_name_alike(package: str) -> None:
+    """A lazy package names each public name three times: imported for type checkers, in
+    ``__all__``, and in ``_WHERE`` (where ``__getattr__`` finds it). The three must agree."""
+    import ast
+
+    module = importlib.import_module(package)
+    where: dict[str, str] = dict(module._WHERE)
+    assert set(where) == set(module.__all__)
+    assert module.__file__ is not None
+    with open(module.__file__, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    typed: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+        ):
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom) and stmt.module is not None:
+                    sub = stmt.module.removeprefix(package + ".")
+                    typed.update({alias.asname or alias.name: sub for alias in stmt.names})
+    assert typed == where
