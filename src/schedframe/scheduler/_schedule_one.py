@@ -212,8 +212,12 @@ def _select_row(totals: IntArray, rng: random.Random, count: int) -> tuple[int, 
     pick = int(ties[rng.randrange(len(ties))]) if len(ties) > 1 else int(ties[0])
     top = [pick]
     if count > 1:
-        # Stable sort on -total: equal totals keep node order, as heapq.nlargest does.
-        ranked = np.argsort(-totals, kind="stable")[:count].tolist()
+        if len(ties) >= count:
+            # The best `count` are tied: in node order, the first of them.
+            ranked = ties[:count].tolist()
+        else:
+            # Stable sort on -total: equal totals keep node order, as heapq.nlargest does.
+            ranked = np.argsort(-totals, kind="stable")[:count].tolist()
         top.extend(i for i in ranked if i != pick)
     return pick, top[:count]
 
@@ -451,6 +455,18 @@ class Algorithm:
             if not fwk.has_score_plugins():
                 num_to_find = 1
             start = self.next_start_node_index % n
+            if not verdicts.any():  # FILTER_PASS is 0: every node passes (the usual case)
+                # The first num_to_find nodes from start on, a run of rows (wrapping round).
+                processed = min(num_to_find, n)
+                stop = start + processed
+                rows = np.arange(start, stop, dtype=np.intp)
+                if stop <= n:
+                    feasible = list(columns.infos[start:stop])
+                else:
+                    rows[rows >= n] -= n
+                    feasible = [*columns.infos[start:], *columns.infos[: stop - n]]
+                self.next_start_node_index = stop % n
+                return _Found(feasible, diagnosis, processed, rows, columns)
             rotated = np.concatenate((verdicts[start:], verdicts[:start])) if start else verdicts
             candidates = np.flatnonzero(rotated != fw.FILTER_REJECT)
             head = candidates[:num_to_find]

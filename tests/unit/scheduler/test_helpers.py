@@ -5,7 +5,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schedframe.framework import ActionType, EventResource
 from schedframe.objects import (
@@ -22,6 +25,7 @@ from schedframe.scheduler._eventhandlers import (
     pod_scheduling_properties_change,
 )
 from schedframe.scheduler._failure import truncate_message
+from schedframe.scheduler._schedule_one import _select_row
 
 from ._fakes import make_node, make_pod
 
@@ -80,6 +84,22 @@ def test_select_host_reports_at_most_three() -> None:
     assert [t.name for t in top] == ["9", "8", "7"]
     with pytest.raises(ValueError, match="empty priorityList"):
         select_host([], [], random.Random(0))
+
+
+@given(
+    # Few distinct totals, so that ties of every size (none, fewer than reported, more) occur.
+    totals=st.lists(st.integers(min_value=0, max_value=4), min_size=1, max_size=12),
+    count=st.integers(min_value=1, max_value=4),
+    seed=st.integers(min_value=0, max_value=2**16),
+)
+def test_select_row_picks_and_reports_as_select_host(
+    totals: list[int], count: int, seed: int
+) -> None:
+    names = [f"n{i}" for i in range(len(totals))]
+    host, top = select_host(names, totals, random.Random(seed), count)
+    pick, reported = _select_row(np.array(totals, dtype=np.int64), random.Random(seed), count)
+    assert names[pick] == host
+    assert [NodeScore(names[i], totals[i]) for i in reported] == top
 
 
 def test_truncate_message() -> None:
