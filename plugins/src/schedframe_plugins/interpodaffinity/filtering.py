@@ -450,6 +450,17 @@ def _satisfy_existing_pods_anti_affinity(state: _PreFilterState, labels: Mapping
     return True
 
 
+def _has_required_terms(pod: Pod) -> bool:
+    """Whether the pod has a required pod-affinity or pod-anti-affinity term."""
+    affinity = pod.spec.affinity
+    if affinity is None:
+        return False
+    return bool(
+        (affinity.pod_affinity is not None and affinity.pod_affinity.required)
+        or (affinity.pod_anti_affinity is not None and affinity.pod_anti_affinity.required)
+    )
+
+
 class FilteringMixin:
     """PreFilter, PreFilterExtensions and Filter of :class:`InterPodAffinity`."""
 
@@ -462,6 +473,8 @@ class FilteringMixin:
         """Count the pairs Filter needs; Skip when neither side has required terms."""
         handle = self._handle
         lister = handle.snapshot_shared_lister().node_infos
+        if not _has_required_terms(pod) and not lister.have_pods_with_required_anti_affinity_list():
+            return _SKIP  # what the counts below would come to, without building them
 
         pod_info = PodInfo(pod)
         affinity_terms = merge_terms(pod_info.required_affinity_terms, handle)

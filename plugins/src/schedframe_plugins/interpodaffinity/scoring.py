@@ -240,6 +240,8 @@ class ScoringMixin:
 
         handle = self._handle
         lister = handle.snapshot_shared_lister().node_infos
+        if not has_constraints and not lister.have_pods_with_affinity_list():
+            return _SKIP  # no term anywhere: what the sums below would come to
 
         pod_info = PodInfo(pod)
         preferred_affinity = _merge_weighted(pod_info.preferred_affinity_terms, handle)

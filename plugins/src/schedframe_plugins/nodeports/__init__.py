@@ -83,7 +83,7 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin, fw.EnqueueExtensions):
 
         if state.get(_PRE_FILTER) is None:
             return None
-        return columns.used_ports.astype(np.int8) * np.int8(fw.FILTER_CHECK)
+        return columns.used_ports.view(np.int8) * np.int8(fw.FILTER_CHECK)
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """A deleted pod may free a port; a new node always may (no hint needed)."""

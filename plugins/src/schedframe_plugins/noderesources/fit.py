@@ -686,7 +686,8 @@ class Fit(
         for amount, allocatable, requested in resources:
             if amount > 0:
                 fits &= amount <= allocatable - requested
-        return np.where(fits, np.int8(fw.FILTER_PASS), np.int8(fw.FILTER_REJECT))
+        # A bool array read as int8 is 0/1: scaled, the verdicts (FILTER_PASS is 0).
+        return (~fits).view(np.int8) * np.int8(fw.FILTER_REJECT)
 
     def filter_batch_statuses(
         self,

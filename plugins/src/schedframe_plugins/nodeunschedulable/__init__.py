@@ -87,7 +87,7 @@ class NodeUnschedulable(fw.FilterPlugin, fw.EnqueueExtensions):
 
         if _tolerates_unschedulable(pod):
             return np.zeros(columns.size, dtype=np.int8)
-        return columns.unschedulable.astype(np.int8) * np.int8(fw.FILTER_REJECT)
+        return columns.unschedulable.view(np.int8) * np.int8(fw.FILTER_REJECT)
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """An uncordoned or new schedulable node, or a new toleration on the pod itself."""

@@ -347,7 +347,7 @@ def filter_verdicts(s: PreFilterState, columns: fw.NodeColumns) -> npt.NDArray[n
             missing_first = missing
         reject |= missing
         reject |= table[codes] + offset > c.max_skew
-    verdicts = reject.astype(np.int8) * np.int8(fw.FILTER_REJECT)
+    verdicts = reject.view(np.int8) * np.int8(fw.FILTER_REJECT)
     # A row without a Node has no labels at all, so it misses the first key (or, with no
     # constraints, every row is a candidate).
     candidates = (

@@ -152,12 +152,12 @@ def build_default_constraints(
     default_constraints: Sequence[TopologySpreadConstraint], pod: Pod, action: str
 ) -> list[SpreadConstraint]:
     """Default constraints for a pod without its own (upstream ``buildDefaultConstraints``)."""
-    constraints = filter_topology_spread_constraints(default_constraints, pod.labels, action)
-    if not constraints:
-        return []
+    # Upstream resolves the constraints first; both steps are pure, and an empty selector
+    # (always, for now: see default_selector) makes the answer empty whatever they are.
     selector = default_selector(pod)
     if selector.is_empty:
         return []
+    constraints = filter_topology_spread_constraints(default_constraints, pod.labels, action)
     return [attrs.evolve(c, selector=selector) for c in constraints]
 
 

@@ -434,13 +434,14 @@ class PodTopologySpread(
         all_nodes = self._handle.snapshot_shared_lister().node_infos.list()
         if not all_nodes:
             return fw.Status(fw.Code.SKIP)
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            return fw.Status(fw.Code.SKIP)
         s = PreScoreState()
         # Only non-system-default spreading requires every topology key on a node; this lets
         # nodes without a zone label still be spread by hostname.
         require_all = bool(pod.spec.topology_spread_constraints) or not self._system_defaulted
-        init_pre_score_state(s, self._constraints(pod, SCHEDULE_ANYWAY), nodes, require_all)
-        if not s.constraints:
-            return fw.Status(fw.Code.SKIP)
+        init_pre_score_state(s, constraints, nodes, require_all)
 
         columns = self._columns_of(all_nodes) if require_all else None
         if columns is not None:

@@ -210,7 +210,7 @@ class TaintToleration(
         without NoSchedule/NoExecute taints pass; the others are checked one by one."""
         import numpy as np
 
-        return columns.hard_taints.astype(np.int8) * np.int8(fw.FILTER_CHECK)
+        return columns.hard_taints.view(np.int8) * np.int8(fw.FILTER_CHECK)
 
     # -- Score ----------------------------------------------------------------------------------
 
