@@ -1110,7 +1110,8 @@ class Framework:
         skip = state.skip_filter_plugins
         size = columns.size
         verdicts: VerdictArray | None = None
-        deciders: DeciderArray = np.full(size, -1, dtype=np.int16)
+        deciders: DeciderArray = np.empty(size, dtype=np.int16)
+        deciders.fill(-1)
         for k, (name, _, batch, _) in enumerate(self._batch_filters):
             if skip and name in skip:
                 continue
@@ -1285,9 +1286,7 @@ class Framework:
                         scores = normalized
                 except Exception:
                     return None
-                if len(scores) and (
-                    scores.min() < fw.MIN_NODE_SCORE or scores.max() > fw.MAX_NODE_SCORE
-                ):
+                if len(scores) and _outside_score_range(scores):
                     return None
                 totals += scores * weight
             return totals
@@ -1570,3 +1569,13 @@ class Framework:
                 plugin.post_bind(state, pod, node_name)
             except Exception:
                 log.exception("PostBind of plugin %s failed for pod %s", plugin.name, pod.key)
+
+
+def _outside_score_range(scores: IntArray) -> bool:
+    """Whether a score lies outside ``[MIN_NODE_SCORE, MAX_NODE_SCORE]``: for int64 scores one
+    pass, as a negative number read as unsigned is beyond any score (MIN_NODE_SCORE is 0)."""
+    import numpy as np
+
+    if fw.MIN_NODE_SCORE == 0 and scores.dtype == np.int64:
+        return bool(scores.view(np.uint64).max() > fw.MAX_NODE_SCORE)
+    return bool(scores.min() < fw.MIN_NODE_SCORE or scores.max() > fw.MAX_NODE_SCORE)
