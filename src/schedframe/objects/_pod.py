@@ -452,12 +452,11 @@ class Pod:
         return len(self.spec.scheduling_gates) > 0
 
     def _copy_cache(self, new: Pod, names: tuple[str, ...]) -> Pod:
+        # Each value is computed here if it was not yet (once, kept on self too) and carried:
+        # all are cheap, pure and wanted once the pod is scheduled, and testing for a missing
+        # one costs an exception per value and copy.
         for name in names:
-            try:
-                value = object.__getattribute__(self, name)
-            except AttributeError:
-                continue
-            object.__setattr__(new, name, value)
+            object.__setattr__(new, name, getattr(self, name))
         return new
 
     def with_node_name(self, name: str) -> Pod:
