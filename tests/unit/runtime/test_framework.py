@@ -668,6 +668,30 @@ def test_score_out_of_range_after_normalize_is_an_error() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("values", "dtype", "outside"),
+    [
+        ([0, 50, 100], "int64", False),
+        ([0, 101], "int64", True),
+        ([-1, 50], "int64", True),
+        ([-(2**63), 0], "int64", True),
+        ([2**63 - 1], "int64", True),
+        ([-1, 50], "int32", True),
+        ([0, 100], "int32", False),
+        ([100.5], "float64", True),
+        ([-0.5], "float64", True),
+    ],
+)
+def test_batch_scores_outside_the_range_are_found(
+    values: list[float], dtype: str, outside: bool
+) -> None:
+    import numpy as np
+
+    from schedframe.runtime._framework import _outside_score_range
+
+    assert _outside_score_range(np.array(values, dtype=dtype)) is outside
+
+
 def test_error_status_keeps_the_prefix_and_the_cause() -> None:
     boom = ValueError("bad")
     fwk = framework_with(Scripted("A", filter=boom))
