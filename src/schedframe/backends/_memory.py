@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 
@@ -187,7 +187,7 @@ class MemoryBackend:
         for obj in objects:
             kind = _kind(obj)
             with self._lock:
-                self._create(kind, _defaulted(obj, kind, self._now()))
+                self._create(kind, obj, self._now())
         self._drain()  # nobody is subscribed yet: this only empties the queue
 
     # -- introspection -------------------------------------------------------------------------
@@ -246,7 +246,7 @@ class MemoryBackend:
         kind = _kind(obj)
         with self._lock:
             self._check_failure("create")
-            stored = self._create(kind, _defaulted(obj, kind, self._now()))
+            stored = self._create(kind, obj, self._now())
         self._drain()
         return cast("_T", stored)
 
@@ -273,7 +273,7 @@ class MemoryBackend:
             if _key(kind, obj) in self._store[kind]:
                 stored = self._update(kind, obj, check_version=False)
             else:
-                stored = self._create(kind, _defaulted(obj, kind, self._now()))
+                stored = self._create(kind, obj, self._now())
         self._drain()
         return cast("_T", stored)
 
@@ -425,14 +425,19 @@ class MemoryBackend:
                     reason="Conflict",
                     code=409,
                 )
-            bound = stored.with_node_name(node_name)
             conditions = _update_condition(
-                bound.status.conditions,
+                stored.status.conditions,
                 PodCondition(type="PodScheduled", status="True"),
                 self._now(),
             )
-            bound = bound.with_status(nominated_node_name="", conditions=conditions)
-            self._write("Pod", key, bound, stored)
+            self._write(
+                "Pod",
+                key,
+                stored,
+                stored,
+                node_name=node_name,
+                status={"nominated_node_name": "", "conditions": conditions},
+            )
         self._drain()
 
     def patch_pod_status(
@@ -541,9 +546,25 @@ class MemoryBackend:
         assert isinstance(stored, Pod)
         return stored
 
-    def _write(self, kind: str, key: _Key, obj: _Object, old: _Object | None) -> _Object:
+    def _write(
+        self,
+        kind: str,
+        key: _Key,
+        obj: _Object,
+        old: _Object | None,
+        *,
+        metadata: Mapping[str, object] | None = None,
+        node_name: str | None = None,
+        status: Mapping[str, object] | None = None,
+    ) -> _Object:
+        """Store ``obj`` with the next resourceVersion and queue its watch event. The other
+        changes (metadata fields; a pod's node name and status fields) go into the same copy
+        as the stamp."""
         self._rv += 1
-        stamped = _stamp(obj, self._rv)
+        stamp: dict[str, object] = {"resource_version": str(self._rv)}
+        if metadata:
+            stamp.update(metadata)
+        stamped = _copy(obj, stamp, node_name=node_name, status=status)
         self._store[kind][key] = stamped
         event_type: WatchEventType = "ADDED" if old is None else "MODIFIED"
         self._pending.append(
@@ -551,7 +572,8 @@ class MemoryBackend:
         )
         return stamped
 
-    def _create(self, kind: str, obj: _Object) -> _Object:
+    def _create(self, kind: str, obj: object, now: datetime) -> _Object:
+        assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
         key = _key(kind, obj)
         if key in self._store[kind]:
             raise BackendError(
@@ -559,7 +581,7 @@ class MemoryBackend:
                 reason="AlreadyExists",
                 code=409,
             )
-        return self._write(kind, key, obj, None)
+        return self._write(kind, key, obj, None, metadata=_defaults(obj, kind, now))
 
     def _update(self, kind: str, obj: object, *, check_version: bool) -> _Object:
         assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
@@ -611,7 +633,7 @@ class MemoryBackend:
             changes["nominated_node_name"] = nominated_node_name
         if not changes:
             return stored
-        new = self._write("Pod", key, stored.with_status(**changes), stored)
+        new = self._write("Pod", key, stored, stored, status=changes)
         assert isinstance(new, Pod)
         return new
 
@@ -625,8 +647,9 @@ class MemoryBackend:
                 if stored.metadata.deletion_timestamp is not None:
                     return stored  # already terminating
                 when = self._now() + timedelta(seconds=grace)
-                marked = stored.with_metadata(deletion_timestamp=when)
-                result = self._write(kind, key, marked, stored)
+                result = self._write(
+                    kind, key, stored, stored, metadata={"deletion_timestamp": when}
+                )
                 uid = stored.uid
                 clock: _TimerClock = self._clock  # type: ignore[assignment]
                 clock.call_later(grace, lambda: self._finalize_later(key, uid))
@@ -653,7 +676,7 @@ class MemoryBackend:
     def _remove(self, kind: str, key: _Key, stored: _Object) -> _Object:
         del self._store[kind][key]
         self._rv += 1
-        last = _stamp(stored, self._rv)
+        last = _copy(stored, {"resource_version": str(self._rv)})
         self._pending.append(
             WatchEvent(type="DELETED", obj=last, old=stored, resource_version=self._rv)
         )
@@ -727,28 +750,32 @@ def _uid_precondition_failed(kind: str, key: _Key, want: str, have: str) -> Back
     )
 
 
-def _defaulted(obj: object, kind: str, now: datetime) -> _Object:
+def _defaults(obj: _Object, kind: str, now: datetime) -> dict[str, object]:
     """What the API server fills in on create: namespace, uid, creationTimestamp."""
-    assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
     meta = obj.metadata
     namespace = "" if kind in _CLUSTER_SCOPED else (meta.namespace or "default")
     # Deterministic uids, as the manifest codec gives: "<namespace>/<name>" or "<name>".
     uid = meta.uid or (f"{namespace}/{meta.name}" if namespace else meta.name)
-    created = meta.creation_timestamp or now
-    if (namespace, uid, created) == (meta.namespace, meta.uid, meta.creation_timestamp):
-        return obj
-    return _with_metadata(obj, namespace=namespace, uid=uid, creation_timestamp=created)
+    return {
+        "namespace": namespace,
+        "uid": uid,
+        "creation_timestamp": meta.creation_timestamp or now,
+    }
 
 
-def _stamp(obj: _Object, rv: int) -> _Object:
-    return _with_metadata(obj, resource_version=str(rv))
-
-
-def _with_metadata(obj: _Object, **changes: object) -> _Object:
-    # A metadata-only copy; a Pod keeps the values derived from its spec.
+def _copy(
+    obj: _Object,
+    metadata: Mapping[str, object],
+    *,
+    node_name: str | None = None,
+    status: Mapping[str, object] | None = None,
+) -> _Object:
+    """A copy with ``metadata`` changes (and a pod's node name and status changes), in one
+    copy of each part; a Pod keeps the values derived from its spec."""
     if isinstance(obj, Pod):
-        return obj.with_metadata(**changes)
-    return evolve(obj, metadata=evolve(obj.metadata, **changes))
+        return obj.with_changes(node_name=node_name, metadata=metadata, status=status)
+    assert node_name is None and status is None
+    return evolve(obj, metadata=evolve(obj.metadata, **metadata))
 
 
 def _update_condition(

@@ -7,7 +7,7 @@ host ports and affinity flags are :func:`functools.cached_property` values.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Final
 
@@ -484,6 +484,26 @@ class Pod:
         keeping the values derived from the spec, as the API server's stamps do not touch it."""
         new = _evolve(self, metadata=_evolve(self.metadata, **changes))
         return self._copy_cache(new, _SPEC_DERIVED)
+
+    def with_changes(
+        self,
+        *,
+        node_name: str | None = None,
+        metadata: Mapping[str, object] | None = None,
+        status: Mapping[str, object] | None = None,
+    ) -> Pod:
+        """One copy doing what :meth:`with_node_name`, :meth:`with_metadata` and
+        :meth:`with_status` do, for the parts given (``attrs.evolve`` on each), keeping the
+        values derived from the spec. An API server write that binds, stamps and updates the
+        status of a pod at once makes one copy instead of three."""
+        parts: dict[str, object] = {}
+        if node_name is not None:
+            parts["spec"] = _evolve(self.spec, node_name=node_name)
+        if metadata:
+            parts["metadata"] = _evolve(self.metadata, **metadata)
+        if status:
+            parts["status"] = _evolve(self.status, **status)
+        return self._copy_cache(_evolve(self, **parts), _SPEC_DERIVED)
 
     def with_status(self, **changes: object) -> Pod:
         """A copy whose status has ``changes`` applied (``attrs.evolve`` on ``status``)."""

@@ -317,6 +317,27 @@ def test_copy_helpers_equal_attrs_evolve() -> None:
     assert stamped.spec is p.spec and stamped.requests is requests
 
 
+def test_with_changes_is_the_three_helpers_in_one_copy() -> None:
+    p = pod((c(cpu=100, memory=10),))
+    requests = p.requests
+    both = p.with_changes(
+        node_name="n1",
+        metadata={"resource_version": "9"},
+        status={"nominated_node_name": "", "phase": "Running"},
+    )
+    chained = (
+        p.with_node_name("n1")
+        .with_metadata(resource_version="9")
+        .with_status(nominated_node_name="", phase="Running")
+    )
+    assert both == chained
+    assert both.requests is requests
+    only_status = p.with_changes(status={"phase": "Running"})
+    assert only_status == p.with_status(phase="Running")
+    assert only_status.spec is p.spec and only_status.metadata is p.metadata
+    assert p.with_changes() == p
+
+
 def test_with_condition_replaces_by_type() -> None:
     scheduled = PodCondition(type="PodScheduled", status="False", reason="Unschedulable")
     ready = PodCondition(type="Ready", status="False")
