@@ -81,7 +81,8 @@ class Status:
     ) -> None:
         if error is not None and not reasons:
             reasons = (str(error),)
-        self._code = Code(code)
+        # Code(code) checks an int; a Code (nearly always given) skips the enum machinery.
+        self._code = code if code.__class__ is Code else Code(code)
         self._reasons: tuple[str, ...] = reasons
         self._error = error
         self._plugin = plugin
