@@ -96,7 +96,8 @@ def _changes(method: _F) -> _F:
             try:
                 return method(self, *args, **kwargs)
             finally:
-                self._forget_touched()
+                if self._touched_pods:
+                    self._forget_touched()
 
     counted.changes_queue = True  # type: ignore[attr-defined]
     return counted  # type: ignore[return-value]
