@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from schedframe import framework as fw
@@ -161,6 +161,118 @@ def _check_same_schedule(
                     cache.assume_pod(pod.with_node_name(host))
     finally:
         _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original
+
+
+class _KeepingNominator:
+    """Hands out the same list object for a node until the pods nominated to it change, as
+    the scheduling queue does (a change puts a new list in its place)."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self._by_node.get(node_name, [])
+
+    def nominated_pods_for_nodes(self, node_names: Any) -> dict[str, list[PodInfo]]:
+        return {name: self._by_node[name] for name in node_names if self._by_node.get(name)}
+
+    def nominated_node_names(self) -> frozenset[str]:
+        return frozenset(self._by_node)
+
+    def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        self.delete_nominated_pod_if_exists(pod_info.pod)
+        self._by_node[node_name] = [*self._by_node.get(node_name, ()), pod_info]
+        self._node_of[pod_info.pod.uid] = node_name
+
+    def delete_nominated_pod_if_exists(self, pod: Any) -> None:
+        node_name = self._node_of.pop(pod.uid, None)
+        if node_name is not None:
+            kept = [p for p in self._by_node[node_name] if p.pod.uid != pod.uid]
+            if kept:
+                self._by_node[node_name] = kept
+            else:
+                del self._by_node[node_name]
+
+
+_WHAT_IF_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["none", "nominate", "drop", "self", "reorder"]),
+        st.integers(0, 5),  # nominee
+        st.integers(0, 3),  # node
+        st.sampled_from([0, 10]),  # priority (of a new nominee, or of the next pod)
+        st.integers(1, 4),  # cpu of a new nominee, or of the next pod
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _what_if_view(
+    found: tuple[Any, Any, dict[int, tuple[fw.NodeColumns, int]]] | None,
+) -> Any:
+    if found is None:
+        return None
+    verdicts, deciders, what_if = found
+    rows = {
+        row: tuple(getattr(cols, field)[i].item() for field in _INT_FIELDS + _BOOL_FIELDS)
+        for row, (cols, i) in what_if.items()
+    }
+    return verdicts.tolist(), deciders.tolist(), rows
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=_WHAT_IF_STEPS)
+@example(  # n0, nominated, becomes row 4 of five: the kept sums had four rows
+    steps=[("nominate", 0, 0, 0, 1), ("none", 0, 0, 0, 1), ("reorder", 0, 2, 0, 2)]
+)
+def test_what_if_sums_kept_across_pods_equal_fresh_ones(
+    steps: list[tuple[str, int, int, int, int]],
+) -> None:
+    """One Framework filtering pod after pod keeps what the nominated pods add to each row
+    while the nominator hands out the same lists (as the scheduling queue does); through
+    nominations added, moved and dropped, other priorities, a pod that is itself one of the
+    nominated ones and a new node order, its verdicts, deciders and what-if rows equal those of a Framework
+    filtering the same pod for the first time."""
+    from schedframe.testing.builders import PodWrapper
+
+    nodes = [NodeWrapper(f"n{i}").capacity({"cpu": "4", "pods": "10"}).obj() for i in range(6)]
+    infos = list(Snapshot.from_objects(nodes, []).list())
+    snapshot = Snapshot()
+    snapshot.set_node_infos(infos[:4])
+    nominator = _KeepingNominator()
+
+    def framework() -> Framework:
+        fwk = Framework.from_profile(load_config(None).profiles[0], _registry(), snapshot=snapshot)
+        fwk._nominator = nominator
+        return fwk
+
+    kept = framework()
+    nominees: dict[int, Any] = {}
+    pod = PodWrapper("p0").req({"cpu": "1"}).obj()
+    for k, (op, who, where, priority, cpu) in enumerate(steps):
+        if op == "nominate":
+            nominees[who] = (
+                PodWrapper(f"nominee{who}").priority(priority).req({"cpu": str(cpu)}).obj()
+            )
+            nominator.add_nominated_pod(PodInfo(nominees[who]), f"n{where}")
+        elif op == "drop" and who in nominees:
+            nominator.delete_nominated_pod_if_exists(nominees.pop(who))
+        elif op == "reorder":  # a new node list: new columns, more or fewer rows
+            snapshot.set_node_infos([*infos[where:], *infos[:where]][: 3 + cpu % 3])
+        if op == "self" and who in nominees:
+            pod = nominees[who]  # a pod nominated somewhere is scheduled again
+        else:
+            pod = PodWrapper(f"p{k}").priority(priority).req({"cpu": str(cpu)}).obj()
+        views = []
+        for fwk in (kept, framework()):
+            state = CycleState()
+            _, status, _ = fwk.run_pre_filter_plugins(state, pod)
+            assert status is None or status.is_success()
+            views.append(
+                _what_if_view(fwk.filter_batch_with_deciders(state, pod, snapshot.columns()))
+            )
+        assert views[0] == views[1], k
 
 
 def _batch_methods(fwk: Framework, name: str) -> Any:

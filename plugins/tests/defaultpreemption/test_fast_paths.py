@@ -34,6 +34,7 @@ from schedframe_plugins.noderesources import Fit
 from ._builders import (
     NOW,
     ErrorOnLabelPlugin,
+    KeepingNominator,
     PluginFactory,
     SequenceRandom,
     cluster,
@@ -299,6 +300,76 @@ def test_remembered_victims_in_place_equal_a_fresh_selection(
             assert got == want, (step, ni.name)
             if got is not None:
                 event("answered in place")
+
+
+@pytest.mark.property
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(), st.data())
+def test_remembered_nominated_sums_equal_fresh_ones(data: Cluster, steps: st.DataObject) -> None:
+    """With a nominator that hands out the same list while a node's nominations stay (as the
+    scheduling queue does), one plugin answering for preemptors one after another reuses the
+    sums of nominated pods only while they come out the same: through nominations, new
+    versions of nominated pods, their removal, other priorities and a preemptor that is itself
+    one of the nominated pods, every node's room, verdict and victims equal those of a plugin
+    seeing the cluster for the first time."""
+    nodes, pods, pdbs, first, nominated = data
+    fwk, _ = cluster(
+        nodes,
+        pods,
+        [lambda h: RejectLabelledNodeOnly(), lambda h: Fit(None, h)],
+        pdbs=pdbs,
+        nominator=KeepingNominator(),
+    )
+    nominees: dict[str, Pod] = {}
+    for nominee, node_name in nominated:
+        fwk.nominator.add_nominated_pod(fw.PodInfo(nominee), node_name)
+        nominees[nominee.name] = nominee
+    shared = DefaultPreemption(None, fwk)
+    lister = fwk.snapshot_shared_lister().node_infos
+    names = [n.metadata.name for n in nodes]
+    m = fw.NodeToStatus({name: fw.Status(fw.Code.UNSCHEDULABLE) for name in names})
+    preemptor = first
+    for step in range(steps.draw(st.integers(1, 8), label="steps")):
+        if step:
+            change = steps.draw(st.sampled_from(["none", "nominate", "version", "drop", "self"]))
+            target = steps.draw(st.sampled_from(names))
+            priority = steps.draw(PRIORITIES)
+            cpu = steps.draw(st.sampled_from(["100m", "300m", "800m"]))
+            if change == "nominate":
+                nominee = pod(f"nominee{step}", priority=priority, req={"cpu": cpu})
+                fwk.nominator.add_nominated_pod(fw.PodInfo(nominee), target)
+                nominees[nominee.name] = nominee
+            elif nominees and change in ("version", "drop", "self"):
+                name = steps.draw(st.sampled_from(sorted(nominees)))
+                nominee = nominees[name]
+                where = fwk.nominator._node_of.get(nominee.uid)  # type: ignore[attr-defined]
+                if change == "version" and where is not None:
+                    nominee = pod(name, priority=nominee.priority, req={"cpu": cpu})
+                    fwk.nominator.add_nominated_pod(fw.PodInfo(nominee), where)
+                    nominees[name] = nominee
+                elif change == "drop":
+                    fwk.nominator.delete_nominated_pod_if_exists(nominee)
+                    del nominees[name]
+                elif change == "self":  # the next preemptor is one of the nominated pods
+                    preemptor = nominee
+                    change = "kept"
+            if change != "kept":
+                preemptor = pod(f"preemptor{step}", priority=priority, req={"cpu": cpu})
+        state = pre_filter(fwk, preemptor)
+        plans = [
+            p.prepare_dry_run(state, preemptor, m) for p in (shared, DefaultPreemption(None, fwk))
+        ]
+        assert plans[0] is not None and plans[1] is not None
+        for ni in lister.list():
+            got, want = (
+                (
+                    plan._room(ni),  # type: ignore[attr-defined]
+                    plan.cannot_help(ni),
+                    getattr(plan, "victims_in_place")(state, preemptor, ni, pdbs),  # noqa: B009
+                )
+                for plan in plans
+            )
+            assert got == want, (step, ni.name)
 
 
 def test_remembered_victims_in_place_follow_each_input() -> None:

@@ -113,33 +113,48 @@ def _label(info: NodeInfo, key: str) -> str | None:
     return node.metadata.labels.get(key)
 
 
-def _added_sums(
-    added: Sequence[Sequence[PodInfo]],
-) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int], list[bool]]:
-    # Per group of pods: requested cpu, memory and ephemeral storage, non-zero cpu and
-    # memory, the pod count and whether any host port is taken.
+def _added_sums(added: Sequence[Sequence[PodInfo]]) -> IntArray:
+    # Per group of pods, one row: requested cpu, memory and ephemeral storage, non-zero cpu
+    # and memory, whether any host port is taken (0 or 1), and the pod count (the layout of
+    # NodeColumns.with_pods_added's ``sums``). A value beyond int64 is clipped to
+    # EXACT_LIMIT, which still marks its row inexact.
+    import numpy as np
+
     if not added:
-        return [], [], [], [], [], [], []
+        return np.zeros((0, 7), dtype=np.int64)
     if all(len(infos) == 1 for infos in added):  # the usual case: one nominated pod a node
         cpu, memory, storage, nz_cpu, nz_memory, ports = map(
             list, zip(*[infos[0]._request_sums for infos in added], strict=True)
         )
-        return cpu, memory, storage, nz_cpu, nz_memory, [1] * len(added), ports
-    sums: list[tuple[int, int, int, int, int, bool]] = []
-    for infos in added:
-        c = m = e = nc = nm = 0
-        port = False
-        for info in infos:
-            pc, pm, pe, pnc, pnm, pport = info._request_sums
-            c += pc
-            m += pm
-            e += pe
-            nc += pnc
-            nm += pnm
-            port = port or pport
-        sums.append((c, m, e, nc, nm, port))
-    cpu, memory, storage, nz_cpu, nz_memory, ports = map(list, zip(*sums, strict=True))
-    return cpu, memory, storage, nz_cpu, nz_memory, [len(infos) for infos in added], ports
+        counts = [1] * len(added)
+    else:
+        sums: list[tuple[int, int, int, int, int, bool]] = []
+        for infos in added:
+            c = m = e = nc = nm = 0
+            port = False
+            for info in infos:
+                pc, pm, pe, pnc, pnm, pport = info._request_sums
+                c += pc
+                m += pm
+                e += pe
+                nc += pnc
+                nm += pnm
+                port = port or pport
+            sums.append((c, m, e, nc, nm, port))
+        cpu, memory, storage, nz_cpu, nz_memory, ports = map(list, zip(*sums, strict=True))
+        counts = [len(infos) for infos in added]
+    columns = []
+    for values in (cpu, memory, storage, nz_cpu, nz_memory, ports, counts):
+        try:
+            columns.append(np.array(values, dtype=np.int64))
+        except OverflowError:  # beyond int64: those rows are inexact
+            columns.append(
+                np.array(
+                    [v if -EXACT_LIMIT < v < EXACT_LIMIT else EXACT_LIMIT for v in values],
+                    dtype=np.int64,
+                )
+            )
+    return np.column_stack(columns)
 
 
 class _CopiesWithPods(Sequence["NodeInfo"]):
@@ -322,12 +337,17 @@ class NodeColumns:
         base: NodeColumns,
         rows: Sequence[int],
         added: Sequence[Sequence[PodInfo]],
+        sums: IntArray | None = None,
     ) -> NodeColumns:
         """Columns for ``rows`` of ``base`` as if ``added[i]`` were also placed on row
         ``rows[i]``'s node: what each node would be with its nominated pods.
 
         The arrays are computed from ``base`` and the pods' requests, without copying a
         NodeInfo; ``infos[i]`` builds the copy (the NodeInfo with the pods added) on first use.
+        ``sums``, when the caller kept them, is what ``added`` adds to each row, one row of
+        seven integers per group: requested cpu, memory and ephemeral storage, non-zero cpu
+        and memory, 1 if a pod takes a host port (else 0), and the number of pods, each
+        value beyond int64 given as :data:`EXACT_LIMIT`.
         """
         import numpy as np
 
@@ -352,22 +372,17 @@ class NodeColumns:
             self._inexact_rows = {position[r] for r in base._inexact_rows if r in position}
         for field in _INT_FIELDS + _BOOL_FIELDS:
             setattr(self, field, getattr(base, field)[index])
-        cpu, memory, storage, nz_cpu, nz_memory, count, ports = _added_sums(added)
-        for field, values in (
-            ("requested_cpu", cpu),
-            ("requested_memory", memory),
-            ("requested_ephemeral_storage", storage),
-            ("non_zero_requested_cpu", nz_cpu),
-            ("non_zero_requested_memory", nz_memory),
-            ("num_pods", count),
+        if sums is None:
+            sums = _added_sums(added)
+        for j, field in (
+            (0, "requested_cpu"),
+            (1, "requested_memory"),
+            (2, "requested_ephemeral_storage"),
+            (3, "non_zero_requested_cpu"),
+            (4, "non_zero_requested_memory"),
+            (6, "num_pods"),
         ):
-            try:
-                delta = np.array(values, dtype=np.int64)
-            except OverflowError:  # beyond int64: those rows are inexact
-                delta = np.array(
-                    [v if -EXACT_LIMIT < v < EXACT_LIMIT else EXACT_LIMIT for v in values],
-                    dtype=np.int64,
-                )
+            delta = sums[:, j]
             column = getattr(self, field) + delta
             beyond = (column <= -EXACT_LIMIT) | (column >= EXACT_LIMIT)
             beyond |= (delta <= -EXACT_LIMIT) | (delta >= EXACT_LIMIT)
@@ -375,7 +390,7 @@ class NodeColumns:
                 self._inexact_rows.update(np.flatnonzero(beyond).tolist())
                 column[beyond] = 0
             setattr(self, field, column)
-        self.used_ports = self.used_ports | np.array(ports, dtype=np.bool_)
+        self.used_ports = self.used_ports | (sums[:, 5] != 0)
         return self
 
     def refresh(self, rows: Sequence[int]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from schedframe.framework import NominatingInfo, NominatingMode, PodInfo
 from schedframe.objects import Pod
@@ -11,9 +11,15 @@ __all__ = ["Nominator"]
 
 
 class Nominator:
-    """``node -> [PodInfo]`` and ``uid -> node``. Not locked: the queue's lock guards it."""
+    """``node -> [PodInfo]`` and ``uid -> node``. Not locked: the queue's lock guards it.
 
-    def __init__(self) -> None:
+    ``on_node_change(node_name)``, when given, is called after the pods nominated to a node
+    change (one added or removed), so that a reader can keep what it derived from the other
+    nodes' pods.
+    """
+
+    def __init__(self, on_node_change: Callable[[str], object] | None = None) -> None:
+        self._on_node_change = on_node_change
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         # node_names(), kept until a node gains its first or loses its last nominated pod.
@@ -42,6 +48,8 @@ class Nominator:
         if any(p.pod.uid == pod.uid for p in pods):
             return
         pods.append(pod_info)
+        if self._on_node_change is not None:
+            self._on_node_change(node_name)
 
     def update(self, old_pod: Pod, new_pod_info: PodInfo) -> None:
         """Replace the stored pod with its new version (upstream ``UpdateNominatedPod``).
@@ -68,6 +76,8 @@ class Nominator:
         for i, info in enumerate(pods):
             if info.pod.uid == pod.uid:
                 del pods[i]
+                if self._on_node_change is not None:
+                    self._on_node_change(node_name)
                 break
         if not pods and self._by_node.pop(node_name, None) is not None:
             self._names = None

@@ -79,10 +79,16 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _changes(method: _F) -> _F:
-    """Marks a method that may change what the queue holds or nominates: it runs under the
-    lock and then counts a change, which drops the memo of nominated pods' latest versions
-    (:meth:`SchedulingQueue.nominated_pods_for_nodes`). Every public method is either marked
-    or listed in ``_READS``; a test holds the two to that."""
+    """Marks a method that may change what the queue holds or nominates; it runs under the
+    lock and reports each pod whose queued entry it adds, removes or re-points (with
+    :meth:`SchedulingQueue._touch`; the funnels every requeue goes through do so). Moving an
+    entry between the activeQ, the backoffQ and the pool keeps the entry, so it changes no
+    pod's latest version. Nomination changes are reported by the nominator itself (which
+    covers :meth:`SchedulingQueue.update` and :meth:`SchedulingQueue.delete`: each re-points
+    or drops the pod's nomination along with its entry). After the method, the memo of the
+    nominated pods' latest versions (:meth:`SchedulingQueue.nominated_pods_for_nodes`) loses
+    the nodes those pods are nominated to. Every public method is either marked or listed in
+    ``_READS``; a test holds the two to that."""
 
     @functools.wraps(method)
     def counted(self: SchedulingQueue, *args: Any, **kwargs: Any) -> Any:
@@ -90,7 +96,8 @@ def _changes(method: _F) -> _F:
             try:
                 return method(self, *args, **kwargs)
             finally:
-                self._changes += 1
+                if self._touched_pods:
+                    self._forget_touched()
 
     counted.changes_queue = True  # type: ignore[attr-defined]
     return counted  # type: ignore[return-value]
@@ -238,11 +245,13 @@ class SchedulingQueue:
             clock, pod_initial_backoff, pod_max_backoff, self._less, pop_from_backoff_q, sort_key
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._nominator = Nominator()
-        # Changes counted by @_changes, and the nominated pods read at a given count.
-        self._changes = 0
+        # node -> the latest versions of the pods nominated to it, as last read; an entry is
+        # dropped when the node's nominations change (the nominator reports it) or when a
+        # @_changes method touches one of its pods.
         self._nominated_memo: dict[str, list[PodInfo]] = {}
-        self._memo_at = -1
+        # uids whose queued entry the running @_changes method touched.
+        self._touched_pods: list[str] = []
+        self._nominator = Nominator(on_node_change=self._forget_node)
         self._interest: dict[ClusterEvent, bool] = {}
         self._matching: dict[tuple[str, ClusterEvent], list[tuple[str, QueueingHintFn | None]]] = {}
         self._hint_maps: dict[str, QueueingHintMap] = {
@@ -425,6 +434,7 @@ class SchedulingQueue:
                 if qpi is None:
                     qpi = self._backoff.pop_backoff()
                     assert qpi is not None
+                self._touch(qpi.pod.uid)  # out of the queue: its nomination's version counts
                 if self._active.move_to_in_flight(qpi):
                     return qpi
                 # The same pod got queued while in flight (a bug upstream guards against too):
@@ -812,9 +822,10 @@ class SchedulingQueue:
         """Upstream ``moveToActiveQ``: PreEnqueue (skipped for pods leaving the backoffQ when
         popping from it is on, since they passed it on entry), then the activeQ or, if gated,
         the pool. Returns whether the pod entered the activeQ."""
+        uid = qpi.pod.uid
+        self._touch(uid)
         if not (self._pop_from_backoff_q and moves_from_backoff):
             self._run_pre_enqueue_plugins(qpi)
-        uid = qpi.pod.uid
         if qpi.gated:
             if uid in self._active.heap or uid in self._backoff or uid in self._unschedulable:
                 return False
@@ -833,6 +844,7 @@ class SchedulingQueue:
     def _move_to_backoff_q(self, qpi: QueuedPodInfo, event: str) -> bool:
         """Upstream ``moveToBackoffQ``: with popping from the backoffQ on, PreEnqueue runs here
         (a gated pod goes to the pool instead). Returns whether it entered the backoffQ."""
+        self._touch(qpi.pod.uid)
         if self._pop_from_backoff_q:
             self._run_pre_enqueue_plugins(qpi)
             if qpi.gated:
@@ -846,6 +858,7 @@ class SchedulingQueue:
         self, qpi: QueuedPodInfo, strategy: QueueingStrategy, event: str
     ) -> _Q:
         """Upstream ``requeuePodWithQueueingStrategy``: returns where the pod went."""
+        self._touch(qpi.pod.uid)
         if strategy is QueueingStrategy.QUEUE_SKIP:
             self._unschedulable[qpi.pod.uid] = qpi
             return _Q.UNSCHEDULABLE
@@ -903,14 +916,13 @@ class SchedulingQueue:
         """:meth:`nominated_pods_for_node` of each node, under one lock (nodes without
         nominated pods are left out).
 
-        The lists are kept until the queue next changes, so a scheduling cycle's Filter and
-        PostFilter read each node once; they are shared, not to be modified.
+        Each node's list is kept, and returned again (the same object), until that node's
+        nominations or the queued version of one of its pods change, so successive
+        scheduling cycles read only the nodes that changed; the lists are shared, not to be
+        modified.
         """
         with self._lock:
             memo = self._nominated_memo
-            if self._memo_at != self._changes:
-                memo = self._nominated_memo = {}
-                self._memo_at = self._changes
             result: dict[str, list[PodInfo]] = {}
             pods_on = self._nominator.pods_on
             latest: Callable[[PodInfo], PodInfo] | None = None
@@ -927,6 +939,24 @@ class SchedulingQueue:
                     memo[name] = infos
                 result[name] = infos
             return result
+
+    def _touch(self, uid: str) -> None:
+        """The queued entry of pod ``uid`` is added, removed or re-pointed by the running
+        ``@_changes`` method: the memo of the node it is nominated to goes after it."""
+        self._touched_pods.append(uid)
+
+    def _forget_touched(self) -> None:
+        node_of = self._nominator.node_of
+        memo = self._nominated_memo
+        for uid in self._touched_pods:
+            node_name = node_of(uid)
+            if node_name is not None:
+                memo.pop(node_name, None)
+        self._touched_pods.clear()
+
+    def _forget_node(self, node_name: str) -> None:
+        """The nominator's report: the pods nominated to ``node_name`` changed."""
+        self._nominated_memo.pop(node_name, None)
 
     def _latest_version(self) -> Callable[[PodInfo], PodInfo]:
         # Each pod as the queue holds it now (activeQ, unschedulable pool or backoffQ), or as

@@ -1168,27 +1168,31 @@ class Framework:
             by_node: dict[str, list[PodInfo]] = bulk(names)
         else:
             by_node = {name: self._nominator.nominated_pods_for_node(name) for name in names}
-        added_pods: list[list[PodInfo]] = []
+        kept = self._nominated_adds_for(columns, priority)
+        entries = kept.entries
+        added_pods: list[Sequence[PodInfo]] = []
         copied_rows: list[int] = []
+        all_kept = True  # every row's sums are in kept.sums
         get = by_node.get
         for row, name in zip(rows, names, strict=True):
             infos = get(name)
             if not infos:
                 continue
-            if len(infos) == 1:  # the usual case, without building a list
-                only = infos[0].pod
-                if only.uid == uid or only.priority < priority:
-                    continue  # the per-node path runs the plain filters: the pass stands
-                added = infos
-            else:
-                added = [pi for pi in infos if pi.pod.priority >= priority and pi.pod.uid != uid]
-                if not added:
-                    continue
+            entry = entries.get(row)
+            if entry is None or entry[0] is not infos or uid in entry[1]:
+                entry = kept.count(row, infos, uid)
+                if entry[0] is not infos:  # the pod itself is nominated here: not kept
+                    all_kept = False
+            added = entry[2]
+            if added is None:
+                continue  # the per-node path runs the plain filters: the pass stands
             added_pods.append(added)
             copied_rows.append(row)
         if not copied_rows:
             return
-        what_if_columns = fw.NodeColumns.with_pods_added(columns, copied_rows, added_pods)
+        what_if_columns = fw.NodeColumns.with_pods_added(
+            columns, copied_rows, added_pods, kept.sums[copied_rows] if all_kept else None
+        )
         found = self._batch_verdicts(state, pod, what_if_columns)
         if found is None:
             verdicts[copied_rows] = fw.FILTER_CHECK
@@ -1200,6 +1204,18 @@ class Framework:
         deciders[copied_rows] = what_if_deciders
         rejected = np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist()
         what_if.update((copied_rows[i], (what_if_columns, i)) for i in rejected)
+
+    def _nominated_adds_for(self, columns: fw.NodeColumns, priority: int) -> _NominatedAdds:
+        # The what-if sums kept for these columns and this priority: one set per priority
+        # seen lately (a few at most), each started anew with new columns.
+        by_priority: dict[int, _NominatedAdds] | None = getattr(self, "_nominated_adds", None)
+        if by_priority is None or len(by_priority) > _KEPT_PRIORITIES:
+            by_priority = {}
+            self._nominated_adds: dict[int, _NominatedAdds] = by_priority
+        kept = by_priority.get(priority)
+        if kept is None or kept.columns is not columns:
+            kept = by_priority[priority] = _NominatedAdds(columns, priority)
+        return kept
 
     def rejection_statuses(
         self,
@@ -1579,3 +1595,60 @@ def _outside_score_range(scores: IntArray) -> bool:
     if fw.MIN_NODE_SCORE == 0 and scores.dtype == np.int64:
         return bool(scores.view(np.uint64).max() > fw.MAX_NODE_SCORE)
     return bool(scores.min() < fw.MIN_NODE_SCORE or scores.max() > fw.MAX_NODE_SCORE)
+
+
+#: How many preemptor priorities Framework._nominated_verdicts keeps what-if sums for.
+_KEPT_PRIORITIES: Final = 8
+
+
+class _NominatedAdds:
+    """For :meth:`Framework._nominated_verdicts`: per row of one NodeColumns, the pods
+    nominated to its node that a preemptor of ``priority`` counts, and what they add to the
+    row, kept across scheduling cycles.
+
+    ``entries[row]`` is ``(the nominator's list it was worked out from, the uids of the pods
+    counted, those pods or None)``; it holds while the nominator hands out the same list (the
+    scheduling queue keeps a node's list until its nominated pods change) and the preemptor
+    is not one of the pods counted. ``sums[row]`` is then what the pods add, as
+    :meth:`NodeColumns.with_pods_added` takes it.
+    """
+
+    __slots__ = ("columns", "entries", "priority", "sums")
+
+    def __init__(self, columns: fw.NodeColumns, priority: int) -> None:
+        import numpy as np
+
+        self.columns = columns
+        self.priority = priority
+        self.entries: dict[
+            int, tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]
+        ] = {}
+        self.sums: IntArray = np.zeros((columns.size, 7), dtype=np.int64)
+
+    def count(
+        self, row: int, infos: Sequence[PodInfo], uid: str
+    ) -> tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]:
+        """The entry of ``row`` for ``infos``, kept unless the pod ``uid`` is among the pods
+        counted (its entry, for this call only, then leaves it out and names no list)."""
+        priority = self.priority
+        counted = [info for info in infos if info.pod.priority >= priority]
+        uids = frozenset(info.pod.uid for info in counted)
+        if uid in uids:
+            others = [info for info in counted if info.pod.uid != uid]
+            return (), uids, others or None
+        # One pod a node is the usual case: the nominator's list itself is the group.
+        added = (infos if len(counted) == len(infos) else counted) or None
+        entry = (infos, uids, added)
+        self.entries[row] = entry
+        if added is not None:
+            totals = [0, 0, 0, 0, 0, 0, len(added)]
+            for info in added:
+                for j, value in enumerate(info._request_sums):  # what it adds to a row
+                    totals[j] += value
+            totals[5] = 1 if totals[5] else 0  # a host port taken by any of them
+            try:
+                self.sums[row] = totals
+            except OverflowError:  # beyond int64: the row is inexact, as with_pods_added says
+                limit = fw.EXACT_LIMIT
+                self.sums[row] = [v if -limit < v < limit else limit for v in totals]
+        return entry

@@ -7,12 +7,15 @@ take in production (``events_to_register`` -> ``Framework.enqueue_extensions`` -
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedframe import framework as fw
 from schedframe.framework import (
@@ -1752,8 +1755,9 @@ def test_nominated_pods_resolve_to_queued_version() -> None:
 
 
 def test_every_public_method_is_a_read_or_counts_a_change() -> None:
-    """The nominated-pods memo is dropped on every change: a public method either is marked
-    ``@_changes`` or is a declared read, so a new method cannot slip past it."""
+    """The nominated-pods memo follows every change: a public method either is marked
+    ``@_changes`` (which drops the memo of the nodes whose pods it touched) or is a declared
+    read, so a new method cannot slip past it."""
     from schedframe.queue._scheduling_queue import _READS
 
     unclassified = [
@@ -1769,8 +1773,8 @@ def test_every_public_method_is_a_read_or_counts_a_change() -> None:
 
 
 def test_nominated_pods_for_nodes_memo_follows_every_change() -> None:
-    """The bulk read is kept until the queue changes; after pops, updates, requeues,
-    nominations and deletions it equals the fresh per-node read."""
+    """Each node's bulk read is kept until that node's pods change; after pops, updates,
+    requeues, nominations and deletions it equals the fresh per-node read."""
     q, clock = new_queue()
     nodes = ["node1", "node2", "node3"]
 
@@ -1788,7 +1792,7 @@ def test_nominated_pods_for_nodes_memo_follows_every_change() -> None:
     again = q.nominated_pods_for_nodes(nodes)
     assert again["node1"] is first["node1"]  # kept: nothing changed
     popped = pop(q, HIGH_POD)
-    check()
+    assert check()["node1"] is first["node1"]  # kept: the pop touched none of node1's pods
     q.add_nominated_pod(popped.pod_info, "node2")
     assert [i.pod.uid for i in check()["node2"]] == [HIGH_POD.uid]
     q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)
@@ -1804,6 +1808,100 @@ def test_nominated_pods_for_nodes_memo_follows_every_change() -> None:
     assert check() == {"node1": q.nominated_pods_for_node("node1")}
     clock.step(20)
     q.flush_backoff_q_completed()
+    check()
+
+
+_MEMO_NODES = ("node1", "node2", "node3")
+_MEMO_PODS = 4
+_ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
+_memo_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, _MEMO_PODS - 1), st.integers(0, 3)),
+        st.tuples(st.just("update"), st.integers(0, _MEMO_PODS - 1), st.integers(0, 3)),
+        st.tuples(st.just("delete"), st.integers(0, _MEMO_PODS - 1), st.just(0)),
+        st.tuples(st.just("pop"), st.just(0), st.just(0)),
+        st.tuples(st.just("requeue"), st.integers(0, 3), st.integers(0, 1)),
+        st.tuples(st.just("nominate"), st.integers(0, _MEMO_PODS - 1), st.integers(0, 3)),
+        st.tuples(st.just("event"), st.integers(0, 5), st.just(0)),
+    ),
+    max_size=40,
+)
+
+
+def _memo_pod(i: int, variant: int) -> Pod:
+    # variant: the nominated node in the status (0: none), label "v" and a gate on variant 3.
+    return make_pod(
+        f"p{i}",
+        uid=f"uid{i}",
+        priority=i * 10,
+        labels={"v": str(variant)},
+        nominated=_MEMO_NODES[variant - 1] if variant else "",
+        gates=("g",) if variant == 3 else (),
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(_memo_ops)
+def test_nominated_pods_for_nodes_memo_equals_fresh_reads(ops: list[tuple[str, int, int]]) -> None:
+    """Random adds, updates (gating and ungating too), deletes, pops, requeues, nominations
+    and cluster events: after each one, every node's kept list holds exactly the objects a
+    fresh read gives, and a node's list is the same object again while it is unchanged."""
+    hints: HintTable = {
+        EVENT_NODE_ADD: [("A", queue_hint)],
+        _ASSIGNED_POD_DELETE: [("A", queue_hint)],
+    }
+    q, clock = new_queue(hints, plugins=[SchedulingGates()])
+    current: dict[int, Pod] = {}
+    popped: list[QueuedPodInfo] = []
+
+    def check() -> None:
+        bulk = q.nominated_pods_for_nodes(_MEMO_NODES)
+        fresh = {n: q.nominated_pods_for_node(n) for n in _MEMO_NODES}
+        assert {n: [id(i) for i in infos] for n, infos in bulk.items()} == {
+            n: [id(i) for i in infos] for n, infos in fresh.items() if infos
+        }
+        again = q.nominated_pods_for_nodes(_MEMO_NODES)
+        assert all(again[n] is bulk[n] for n in bulk)
+
+    for op, a, b in ops:
+        check()
+        if op == "add":
+            current[a] = _memo_pod(a, b)
+            q.add(current[a])
+        elif op == "update":
+            new = _memo_pod(a, b)
+            q.update(current.get(a), new)
+            current[a] = new
+        elif op == "delete" and a in current:
+            q.delete(current.pop(a))
+        elif op == "pop":
+            got = q.pop()
+            if got is not None:
+                popped.append(got)
+        elif op == "requeue" and a < len(popped):
+            info = popped.pop(a)
+            if b:
+                info.unschedulable_plugins = {"A"}
+            with contextlib.suppress(QueueError):
+                q.add_unschedulable_if_not_present(info, q.scheduling_cycle)
+        elif op == "nominate":
+            pod = current.get(a, _memo_pod(a, 0))
+            q.add_nominated_pod(PodInfo(pod), _MEMO_NODES[b - 1] if b else "")
+        elif op == "event":
+            if a == 0:
+                q.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD)
+            elif a == 1:
+                q.assigned_pod_deleted(make_pod("gone", node="node1"))
+            elif a == 2:
+                clock.step(11)
+                q.flush_backoff_q_completed()
+            elif a == 3:
+                clock.step(301)
+                q.flush_unschedulable_pods_leftover()
+            elif a == 4:
+                q.activate(list(current.values()))
+            elif popped:
+                q.done(popped.pop(0).pod.uid)
     check()
 
 

@@ -187,6 +187,8 @@ class DefaultPreemption(fw.PostFilterPlugin):
         self._remainders = _fit_bound.Remainders()
         # node name -> the last arithmetic victim selection on it (see _DryRun.victims_in_place)
         self._in_place: dict[str, _InPlace] = {}
+        # node name -> the last sums of the pods nominated to it (see _DryRun._nominated_sums)
+        self._nominated_kept: dict[str, _NominatedSums] = {}
 
     def _more_important_pod(self, pod1: Pod, pod2: Pod) -> bool:
         return preemption.more_important_pod(pod1, pod2, self.evaluator.now())
@@ -440,6 +442,7 @@ class _DryRun:
         "_memo",
         "_node_only",
         "_nominated",
+        "_nominated_kept",
         "_now",
         "_nominator",
         "_order",
@@ -471,11 +474,18 @@ class _DryRun:
         self._now = plugin.evaluator.now()
         self._order = plugin._importance_order(self._now) if node_only is not None else None
         self._memo = plugin._in_place
+        self._nominated_kept = plugin._nominated_kept
 
     def _nominated_sums(self, node_name: str) -> tuple[int, int, int, int] | None:
         """``(count, cpu, memory, storage)`` of the pods nominated to ``node_name`` that the
         filters count for this preemptor (priority at least its own, not itself), read and
-        kept for the dry run; ``None`` when there are none."""
+        kept for the dry run; ``None`` when there are none.
+
+        The sums are also kept across dry runs, per node, with the nominator's list they were
+        taken from: the scheduling queue hands out the same list object until the node's
+        nominated pods change, so a later preemptor of the same priority reuses them unless
+        it is one of the pods counted.
+        """
         added = self._added
         by_node = self._by_node
         if by_node is None:  # every nominated node's pods at once: one read of the queue
@@ -486,16 +496,20 @@ class _DryRun:
             infos = self._nominator.nominated_pods_for_node(node_name)
         priority = self._priority
         uid = self._uid
-        count = cpu = memory = storage = 0
-        for info in infos:
-            other = info.pod
-            if other.priority >= priority and other.uid != uid:
-                count += 1
-                r = other.requests
-                cpu += r.get(_fit_bound.CPU, 0)
-                memory += r.get(_fit_bound.MEMORY, 0)
-                storage += r.get(_fit_bound.EPHEMERAL_STORAGE, 0)
-        sums = (count, cpu, memory, storage) if count else None
+        kept = self._nominated_kept.get(node_name)
+        if (
+            kept is not None
+            and kept.pods is infos
+            and kept.priority == priority
+            and uid not in kept.uids
+        ):
+            sums = kept.sums
+        else:
+            sums, uids = _sums_at_or_above(infos, priority)
+            if uid in uids:  # the preemptor is nominated here: it does not count for itself
+                sums, _ = _sums_at_or_above([i for i in infos if i.pod.uid != uid], priority)
+            else:
+                self._nominated_kept[node_name] = _NominatedSums(infos, priority, uids, sums)
         added[node_name] = sums
         return sums
 
@@ -603,6 +617,34 @@ class _DryRun:
         now = self._now if any(info.pod.status.start_time is None for info in potential) else None
         self._memo[node.metadata.name] = _InPlace(inputs, now, tuple(pods), num_violating)
         return pods, num_violating, None
+
+
+def _sums_at_or_above(
+    infos: Sequence[fw.PodInfo], priority: int
+) -> tuple[tuple[int, int, int, int] | None, frozenset[str]]:
+    """``(count, cpu, memory, storage)`` of the pods in ``infos`` of ``priority`` or more
+    (``None`` when there are none), and their uids."""
+    count = cpu = memory = storage = 0
+    uids: list[str] = []
+    for info in infos:
+        other = info.pod
+        if other.priority >= priority:
+            count += 1
+            uids.append(other.uid)
+            r = other.requests
+            cpu += r.get(_fit_bound.CPU, 0)
+            memory += r.get(_fit_bound.MEMORY, 0)
+            storage += r.get(_fit_bound.EPHEMERAL_STORAGE, 0)
+    return ((count, cpu, memory, storage) if count else None), frozenset(uids)
+
+
+class _NominatedSums(NamedTuple):
+    """The sums of the pods nominated to one node that a preemptor of ``priority`` counts."""
+
+    pods: Sequence[fw.PodInfo]  # the nominator's list they were taken from (same object)
+    priority: int
+    uids: frozenset[str]  # the pods counted: a preemptor among them needs its own sums
+    sums: tuple[int, int, int, int] | None
 
 
 class _InPlace(NamedTuple):
