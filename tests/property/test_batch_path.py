@@ -26,6 +26,7 @@ from schedframe.config import load_config
 from schedframe.framework import CycleState, FitError, NodeInfo, PodInfo
 from schedframe.framework._columns import _BOOL_FIELDS, _INT_FIELDS
 from schedframe.runtime import Framework, Registry
+from schedframe.runtime._framework import _SimpleNominator
 from schedframe.scheduler import _schedule_one
 from schedframe.scheduler._schedule_one import Algorithm, SchedulingStatusError
 from schedframe.testing import strategies as sst
@@ -163,37 +164,9 @@ def _check_same_schedule(
         _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original
 
 
-class _KeepingNominator:
-    """Hands out the same list object for a node until the pods nominated to it change, as
-    the scheduling queue does (a change puts a new list in its place)."""
-
-    def __init__(self) -> None:
-        self._by_node: dict[str, list[PodInfo]] = {}
-        self._node_of: dict[str, str] = {}
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return self._by_node.get(node_name, [])
-
-    def nominated_pods_for_nodes(self, node_names: Any) -> dict[str, list[PodInfo]]:
-        return {name: self._by_node[name] for name in node_names if self._by_node.get(name)}
-
-    def nominated_node_names(self) -> frozenset[str]:
-        return frozenset(self._by_node)
-
-    def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
-        self.delete_nominated_pod_if_exists(pod_info.pod)
-        self._by_node[node_name] = [*self._by_node.get(node_name, ()), pod_info]
-        self._node_of[pod_info.pod.uid] = node_name
-
-    def delete_nominated_pod_if_exists(self, pod: Any) -> None:
-        node_name = self._node_of.pop(pod.uid, None)
-        if node_name is not None:
-            kept = [p for p in self._by_node[node_name] if p.pod.uid != pod.uid]
-            if kept:
-                self._by_node[node_name] = kept
-            else:
-                del self._by_node[node_name]
-
+# A nominator that, as the scheduling queue does, hands out the same list for a node until
+# the pods nominated to it change: the Framework's own stand-alone one.
+_KeepingNominator = _SimpleNominator
 
 _WHAT_IF_STEPS = st.lists(
     st.tuples(

@@ -30,6 +30,7 @@ from schedframe.objects import (
     resource_amount,
 )
 from schedframe.runtime import Framework
+from schedframe.runtime._framework import _SimpleNominator
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 
@@ -189,37 +190,9 @@ class SequenceRandom(random.Random):
 PluginFactory = Callable[[fw.Handle], fw.Plugin]
 
 
-class KeepingNominator:
-    """A nominator that, like the scheduling queue, hands out the same list object for a node
-    until the pods nominated to it change (a change puts a new list in its place)."""
-
-    def __init__(self) -> None:
-        self._by_node: dict[str, list[fw.PodInfo]] = {}
-        self._node_of: dict[str, str] = {}
-
-    def nominated_pods_for_node(self, node_name: str) -> list[fw.PodInfo]:
-        return self._by_node.get(node_name, [])
-
-    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[fw.PodInfo]]:
-        by_node = self._by_node
-        return {name: by_node[name] for name in node_names if by_node.get(name)}
-
-    def nominated_node_names(self) -> frozenset[str]:
-        return frozenset(node for node, pods in self._by_node.items() if pods)
-
-    def add_nominated_pod(self, pod_info: fw.PodInfo, node_name: str) -> None:
-        self.delete_nominated_pod_if_exists(pod_info.pod)
-        self._by_node[node_name] = [*self._by_node.get(node_name, ()), pod_info]
-        self._node_of[pod_info.pod.uid] = node_name
-
-    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
-        node_name = self._node_of.pop(pod.uid, None)
-        if node_name is not None:
-            kept = [p for p in self._by_node[node_name] if p.pod.uid != pod.uid]
-            if kept:
-                self._by_node[node_name] = kept
-            else:
-                del self._by_node[node_name]
+# A nominator that, as the scheduling queue does, hands out the same list for a node until
+# the pods nominated to it change: the Framework's own stand-alone one.
+KeepingNominator = _SimpleNominator
 
 
 def cluster(

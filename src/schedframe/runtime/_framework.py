@@ -296,31 +296,40 @@ def _object_ref(obj: object | None) -> str | None:
 
 
 class _SimpleNominator:
-    """A nominator for a Framework used on its own (the scheduler's queue provides the real one)."""
+    """A nominator for a Framework used on its own (the scheduler's queue provides the real one).
+
+    As the queue does, it hands out the same list for a node until that node's nominated pods
+    change (a change makes a new list), so readers may keep what they derive from a list while
+    they are handed the same one; the lists are not to be modified.
+    """
 
     def __init__(self) -> None:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self._by_node.get(node_name, ()))
+        return self._by_node.get(node_name, [])
 
     def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
         by_node = self._by_node
-        return {name: list(by_node[name]) for name in node_names if by_node.get(name)}
+        return {name: by_node[name] for name in node_names if name in by_node}
 
     def nominated_node_names(self) -> frozenset[str]:
-        return frozenset(node for node, pods in self._by_node.items() if pods)
+        return frozenset(self._by_node)  # only nodes with pods are keys
 
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
         self.delete_nominated_pod_if_exists(pod_info.pod)
-        self._by_node.setdefault(node_name, []).append(pod_info)
+        self._by_node[node_name] = [*self._by_node.get(node_name, ()), pod_info]
         self._node_of[pod_info.pod.uid] = node_name
 
     def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
         node = self._node_of.pop(pod.uid, None)
         if node is not None:
-            self._by_node[node] = [p for p in self._by_node[node] if p.pod.uid != pod.uid]
+            kept = [p for p in self._by_node[node] if p.pod.uid != pod.uid]
+            if kept:
+                self._by_node[node] = kept
+            else:
+                del self._by_node[node]
 
 
 # --------------------------------------------------------------------------------------------
