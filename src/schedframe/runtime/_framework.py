@@ -428,6 +428,9 @@ class Framework:
         #: ``(plugin name, registrations)`` for every plugin that can reject a pod.
         self.enqueue_extensions: list[tuple[str, tuple[fw.ClusterEventWithHint, ...]]] = []
         self.plugin_args: dict[str, object] = {}
+        # Preemptor priority -> the nominated pods' what-if sums kept across cycles (see
+        # _nominated_verdicts).
+        self._nominated_adds: dict[int, _NominatedAdds] = {}
         self._compile()
 
     # -- building ----------------------------------------------------------------------------
@@ -1217,10 +1220,9 @@ class Framework:
     def _nominated_adds_for(self, columns: fw.NodeColumns, priority: int) -> _NominatedAdds:
         # The what-if sums kept for these columns and this priority: one set per priority
         # seen lately (a few at most), each started anew with new columns.
-        by_priority: dict[int, _NominatedAdds] | None = getattr(self, "_nominated_adds", None)
-        if by_priority is None or len(by_priority) > _KEPT_PRIORITIES:
-            by_priority = {}
-            self._nominated_adds: dict[int, _NominatedAdds] = by_priority
+        by_priority = self._nominated_adds
+        if len(by_priority) > _KEPT_PRIORITIES:
+            by_priority.clear()
         kept = by_priority.get(priority)
         if kept is None or kept.columns is not columns:
             kept = by_priority[priority] = _NominatedAdds(columns, priority)
