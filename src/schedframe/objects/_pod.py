@@ -461,8 +461,7 @@ class Pod:
 
     def with_node_name(self, name: str) -> Pod:
         """A copy bound (or assumed) to node ``name``."""
-        new = _evolve(self, spec=_evolve(self.spec, node_name=name))
-        return self._copy_cache(new, _SPEC_DERIVED)
+        return self.with_changes(node_name=name)
 
     def with_nominated_node_name(self, name: str) -> Pod:
         """A copy with ``status.nominatedNodeName`` set to ``name`` (``""`` clears it)."""
@@ -482,8 +481,7 @@ class Pod:
     def with_metadata(self, **changes: object) -> Pod:
         """A copy whose metadata has ``changes`` applied (``attrs.evolve`` on ``metadata``),
         keeping the values derived from the spec, as the API server's stamps do not touch it."""
-        new = _evolve(self, metadata=_evolve(self.metadata, **changes))
-        return self._copy_cache(new, _SPEC_DERIVED)
+        return self.with_changes(metadata=changes)
 
     def with_changes(
         self,
@@ -507,6 +505,4 @@ class Pod:
 
     def with_status(self, **changes: object) -> Pod:
         """A copy whose status has ``changes`` applied (``attrs.evolve`` on ``status``)."""
-        status = _evolve(self.status, **changes)
-        new = _evolve(self, status=status)
-        return self._copy_cache(new, _SPEC_DERIVED)
+        return self.with_changes(status=changes)

@@ -29,6 +29,7 @@ from schedframe.errors import (
     PluginError,
 )
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from schedframe.framework._columns import _added_sums
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
@@ -1652,14 +1653,5 @@ class _NominatedAdds:
         entry = (infos, uids, added)
         self.entries[row] = entry
         if added is not None:
-            totals = [0, 0, 0, 0, 0, 0, len(added)]
-            for info in added:
-                for j, value in enumerate(info._request_sums):  # what it adds to a row
-                    totals[j] += value
-            totals[5] = 1 if totals[5] else 0  # a host port taken by any of them
-            try:
-                self.sums[row] = totals
-            except OverflowError:  # beyond int64: the row is inexact, as with_pods_added says
-                limit = fw.EXACT_LIMIT
-                self.sums[row] = [v if -limit < v < limit else limit for v in totals]
+            self.sums[row] = _added_sums([added])[0]  # what the group adds to the row
         return entry
