@@ -75,3 +75,10 @@ def bench(session: nox.Session) -> None:
     """Benchmarks: pods/s and peak memory per workload (never part of the tests)."""
     install_project(session)
     session.run("python", "bench/run.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def startup(session: nox.Session) -> None:
+    """Start-up benchmark: import and first-build times in fresh processes (never a test)."""
+    install_project(session)
+    session.run("python", "bench/startup.py", *session.posargs)
