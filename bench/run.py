@@ -364,6 +364,19 @@ def _git_commit() -> str:
         return "unknown"
 
 
+def run_meta(script: str, **fields: Any) -> dict[str, Any]:
+    """The ``meta`` block of a results file: where, when and how the figures were made."""
+    return {
+        "commit": _git_commit(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        **fields,
+        "command": " ".join(["python", script, *sys.argv[1:]]),
+    }
+
+
 def _row(cells: list[str], widths: list[int]) -> str:
     return "  ".join(
         c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
@@ -464,17 +477,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     if args.json:
         doc = {
-            "meta": {
-                "commit": _git_commit(),
-                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "runs": runs,
-                "scale": scale,
-                "mode": mode,
-                "command": " ".join(["python", "bench/run.py", *sys.argv[1:]]),
-            },
+            "meta": run_meta("bench/run.py", runs=runs, scale=scale, mode=mode),
             "workloads": results,
         }
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")

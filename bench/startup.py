@@ -39,7 +39,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -123,15 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     for step, figures in results.items():
         print(f"{step:<{width}}  {figures['median_ms']:9.1f}  {figures['best_ms']:7.1f}")
     if args.json:
+        from run import run_meta  # this script's directory is on sys.path
+
         doc: dict[str, Any] = {
-            "meta": {
-                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "runs": args.runs,
-                "command": " ".join(["python", "bench/startup.py", *sys.argv[1:]]),
-            },
+            "meta": run_meta("bench/startup.py", runs=args.runs),
             "steps": results,
         }
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")

@@ -194,8 +194,8 @@ class _EntryPoint:
 
 def _read_metadata_directories(group: str) -> list[Any] | None:
     """What :func:`_entry_points` returns, read straight from the metadata directories in the
-    ``sys.path`` directories, without importing importlib-metadata (about a fifth of a cold
-    framework build); ``None`` where that library must search instead.
+    ``sys.path`` directories, without importing importlib-metadata (a tenth of the work from
+    interpreter start to a first framework); ``None`` where that library must search instead.
 
     The search is the library's: each ``sys.path`` entry in order, in each the children named
     ``*.dist-info``/``*.egg-info`` grouped by normalised name in listing order, the first
