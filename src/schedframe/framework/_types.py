@@ -543,11 +543,13 @@ class NodeToStatus:
     ``absent_nodes_status``: UnschedulableAndUnresolvable by default.
     """
 
-    __slots__ = ("_statuses", "absent_nodes_status")
+    __slots__ = ("_changes", "_statuses", "absent_nodes_status")
 
     def __init__(self, statuses: Mapping[str, Status] | None = None) -> None:
         self._statuses: dict[str, Status] = dict(statuses or {})
         self.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        # Counts the writes, so a FitError can tell its reasons are still those it counted.
+        self._changes = 0
 
     def get(self, node_name: str) -> Status:
         """The status of ``node_name`` (the absent status when not listed)."""
@@ -556,10 +558,12 @@ class NodeToStatus:
     def set(self, node_name: str, status: Status) -> None:
         """Record ``status`` for ``node_name``."""
         self._statuses[node_name] = status
+        self._changes += 1
 
     def update(self, pairs: Iterable[tuple[str, Status]]) -> None:
         """:meth:`set` for each ``(node name, status)`` pair, in order."""
         self._statuses.update(pairs)
+        self._changes += 1
 
     def __len__(self) -> int:
         return len(self._statuses)
@@ -611,6 +615,9 @@ class FitError(Exception):
         self.pod = pod
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
+        # The reasons part of the message with what it was counted from: the scheduler asks
+        # for the message again once PostFilter has added its own, over the same statuses.
+        self._reasons: tuple[NodeToStatus, tuple[int, Status, int], str] | None = None
         super().__init__(self.message())
 
     def reasons_histogram(self) -> dict[str, int]:
@@ -638,10 +645,22 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
-            parts = sorted(f"{n} {reason}" for reason, n in self.reasons_histogram().items())
-            if parts:
-                msg += f" {', '.join(parts)}."
+            msg += self._reasons_text()
         if d.post_filter_msg:
             # No period of its own: PostFilter's message (preemption's own FitError) ends in one.
             msg += f" {d.post_filter_msg}"
         return msg
+
+    def _reasons_text(self) -> str:
+        """`` 2 Insufficient cpu, 1 node(s) had untolerated taint(s).``: the counted reasons,
+        sorted, as the message has them (empty when there are none); counted again only
+        when the statuses, the absent status or the node count changed since last time."""
+        statuses = self.diagnosis.node_to_status
+        key = (statuses._changes, statuses.absent_nodes_status, self.num_all_nodes)
+        kept = self._reasons
+        if kept is not None and kept[0] is statuses and kept[1] == key:
+            return kept[2]
+        parts = sorted(f"{n} {reason}" for reason, n in self.reasons_histogram().items())
+        text = f" {', '.join(parts)}." if parts else ""
+        self._reasons = (statuses, key, text)
+        return text

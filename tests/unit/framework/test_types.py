@@ -120,6 +120,47 @@ def test_fit_error_message_matches_a_real_clusters_failed_scheduling_note() -> N
     )
 
 
+def test_fit_error_message_follows_every_change_to_what_it_counts() -> None:
+    """The reasons are counted once per message and kept; any write to the statuses, a new
+    absent status, a new node count, a replaced map or a PreFilter message is seen."""
+    from schedframe.framework import Code, Diagnosis, FitError, NodeToStatus, Status
+
+    cpu = Status(Code.UNSCHEDULABLE, "Insufficient cpu")
+    statuses = NodeToStatus({"a": cpu, "b": cpu})
+    fit = FitError(pod("p"), 3, Diagnosis(node_to_status=statuses))
+    absent = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+    assert fit.message() == "0/3 nodes are available: 2 Insufficient cpu."
+    fit.diagnosis.post_filter_msg = "preemption: not helpful."
+    assert fit.message() == "0/3 nodes are available: 2 Insufficient cpu. preemption: not helpful."
+    statuses.set("b", Status(Code.UNSCHEDULABLE, "Too many pods"))
+    assert fit.message().startswith("0/3 nodes are available: 1 Insufficient cpu, 1 Too many pods.")
+    statuses.update([("c", cpu)])
+    assert fit.message().startswith("0/3 nodes are available: 1 Too many pods, 2 Insufficient cpu.")
+    fit.num_all_nodes = 4  # the absent node's status gives no reason yet
+    assert fit.message().startswith("0/4 nodes are available: 1 Too many pods, 2 Insufficient")
+    unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, absent)
+    statuses.absent_nodes_status = unresolvable
+    assert fit.message().startswith(
+        f"0/4 nodes are available: 1 Too many pods, 1 {absent}, 2 Insufficient cpu."
+    )
+    fit.num_all_nodes = 5
+    assert fit.message().startswith(
+        f"0/5 nodes are available: 1 Too many pods, 2 Insufficient cpu, 2 {absent}."
+    )
+    other = NodeToStatus({"a": cpu, "b": cpu, "c": cpu})  # as many writes, the same absent status
+    other.absent_nodes_status = unresolvable
+    other.set("c", cpu)
+    other.update([("d", cpu)])
+    assert (other._changes, other.absent_nodes_status) == (statuses._changes, unresolvable)
+    fit.diagnosis.node_to_status = other
+    assert fit.message().startswith(f"0/5 nodes are available: 1 {absent}, 4 Insufficient cpu.")
+    fit.diagnosis.pre_filter_msg = "node(s) didn't match Pod's node affinity/selector"
+    assert fit.message() == (
+        "0/5 nodes are available: node(s) didn't match Pod's node affinity/selector. "
+        "preemption: not helpful."
+    )
+
+
 def test_node_to_status_selects_nodes_by_code_absent_ones_included() -> None:
     from schedframe.framework import Code, NodeToStatus, Status
 
