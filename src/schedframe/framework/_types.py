@@ -652,7 +652,7 @@ class FitError(Exception):
         return msg
 
     def _reasons_text(self) -> str:
-        """`` 2 Insufficient cpu, 1 node(s) had untolerated taint(s).``: the counted reasons,
+        """`` 1 node(s) had untolerated taint(s), 2 Insufficient cpu.``: the counted reasons,
         sorted, as the message has them (empty when there are none); counted again only
         when the statuses, the absent status or the node count changed since last time."""
         statuses = self.diagnosis.node_to_status
