@@ -123,7 +123,14 @@ def _entry_points(group: str) -> list[Any]:
         seen.add(key)
         text = dist.read_text("entry_points.txt")
         if text and group in text:
-            found.extend(dist.entry_points.select(group=group))
+            try:
+                found.extend(dist.entry_points.select(group=group))
+            except (TypeError, ValueError) as exc:  # the library's errors for a bad line
+                where = getattr(dist, "_path", None) or key
+                raise PluginError(
+                    f"cannot read the entry points of {where}: {type(exc).__name__}: {exc}; "
+                    "reinstall or remove the distribution"
+                ) from exc
     return found
 
 
@@ -201,8 +208,9 @@ def _read_metadata_directories(group: str) -> list[Any] | None:
     ``*.dist-info``/``*.egg-info`` grouped by normalised name in listing order, the first
     distribution of a name shadowing later ones. Anything else that can supply distributions
     (a zip archive or ``.egg`` on ``sys.path``, a meta-path finder of another kind, a name the
-    library would read from the metadata, an ``entry_points.txt`` line it would reject) is
-    left to the library, so both ways give the same result.
+    library would read from the metadata) is left to the library, so both ways give the same
+    result. An ``entry_points.txt`` that mentions the group and that the library cannot read
+    either is a :class:`PluginError` both ways.
     """
     for finder in sys.meta_path:
         if getattr(finder, "find_distributions", None) is None:
@@ -239,19 +247,20 @@ def _read_metadata_directories(group: str) -> list[Any] | None:
                 dist = _MetadataDirectory(os.path.join(entry, child))
                 text = dist.read_text("entry_points.txt")
                 if text and group in text:
-                    points = _group_entries(text, group, dist)
-                    if points is None:
-                        return None
-                    found.extend(points)
+                    found.extend(_group_entries(text, group, dist))
     return found
 
 
-def _group_entries(text: str, group: str, dist: _MetadataDirectory) -> list[_EntryPoint] | None:
-    """The ``group`` section's entries of one ``entry_points.txt``, or ``None`` when a line is
-    one importlib-metadata rejects (its error is then raised by the library itself)."""
+def _group_entries(text: str, group: str, dist: _MetadataDirectory) -> list[_EntryPoint]:
+    """The ``group`` section's entries of one ``entry_points.txt``.
+
+    Raises:
+        PluginError: a line in a section is not ``name = value`` (importlib-metadata cannot
+            read the file either); the message names the file, the line and its text.
+    """
     section = None
     points = []
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -262,7 +271,11 @@ def _group_entries(text: str, group: str, dist: _MetadataDirectory) -> list[_Ent
             continue
         name, sep, value = line.partition("=")
         if not sep:
-            return None
+            where = os.path.join(dist.path, "entry_points.txt")
+            raise PluginError(
+                f"cannot read the entry points in {where}: line {number} ({line!r}) is not "
+                "'name = value'; reinstall or remove the distribution"
+            )
         if section == group:
             points.append(_EntryPoint(name.strip(), value.strip(), group, dist))
     return points

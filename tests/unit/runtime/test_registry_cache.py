@@ -277,18 +277,6 @@ def test_layouts_only_the_library_reads_are_left_to_it(
         patch.syspath_prepend(str(upper))
         assert _registry._read_metadata_directories(GROUP) is None
 
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    _install(broken, "broken-probe", "1.0", {})
-    (broken / "broken_probe-1.0.dist-info" / "entry_points.txt").write_text(
-        f"[{GROUP}]\nno equals sign here\n"
-    )
-    with monkeypatch.context() as patch:
-        patch.syspath_prepend(str(broken))
-        assert _registry._read_metadata_directories(GROUP) is None
-        with pytest.raises((TypeError, ValueError)):  # the library's own error for the line
-            _registry._entry_points(GROUP)
-
     class OwnFinder:
         """A meta-path finder that supplies distributions of its own."""
 
@@ -345,3 +333,51 @@ def test_discovery_imports_no_metadata_library(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_an_unreadable_entry_points_file_is_one_error_naming_the_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """importlib-metadata cannot read it either (its own error is a TypeError from deep
+    inside); discovery names the file, the line and its text instead."""
+    import importlib_metadata
+
+    from schedframe.errors import PluginError
+
+    _install(tmp_path, "broken-probe", "1.0", {})
+    info = tmp_path / "broken_probe-1.0.dist-info"
+    (info / "entry_points.txt").write_text(
+        f"# comment\n[{GROUP}]\nGood = broken_probe:Plugin\nno equals sign here\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises((TypeError, ValueError)):
+        importlib_metadata.entry_points(group=GROUP)
+    expected = (
+        f"cannot read the entry points in {info / 'entry_points.txt'}: line 4 "
+        "('no equals sign here') is not 'name = value'; reinstall or remove the distribution"
+    )
+    with pytest.raises(PluginError) as raised:
+        Registry.discover(refresh=True)
+    assert str(raised.value) == expected
+
+
+def test_an_unreadable_entry_points_file_in_a_zip_is_one_error_naming_the_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    from schedframe.errors import PluginError
+
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(
+            "zipped_probe-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: zipped-probe\nVersion: 1.0\n",
+        )
+        zf.writestr("zipped_probe-1.0.dist-info/entry_points.txt", f"[{GROUP}]\nnot a pair\n")
+    monkeypatch.syspath_prepend(str(archive))
+    with pytest.raises(
+        PluginError,
+        match=r"cannot read the entry points of .*zipped_probe-1\.0\.dist-info/?: TypeError",
+    ):
+        Registry.discover(refresh=True)
