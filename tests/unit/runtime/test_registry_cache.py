@@ -188,6 +188,20 @@ def test_the_scan_finds_what_entry_points_finds(
     assert probes == [("ProbeA", "probe_a:New", "2.0"), ("ProbeD", "probe_d:Plugin", "1.0")]
 
 
+def _zipped_distribution(directory: Path, entry_points: str) -> Path:
+    """A zip archive holding distribution ``zipped-probe`` 1.0 with ``entry_points``."""
+    import zipfile
+
+    archive = directory / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(
+            "zipped_probe-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: zipped-probe\nVersion: 1.0\n",
+        )
+        zf.writestr("zipped_probe-1.0.dist-info/entry_points.txt", entry_points)
+    return archive
+
+
 def _view(eps: object) -> list[tuple[str, str, str | None]]:
     """Each entry point as (name, value, version of its distribution)."""
     return [(ep.name, ep.value, _registry._name_and_version(ep.dist)[1]) for ep in eps]  # type: ignore[attr-defined]
@@ -255,17 +269,7 @@ def test_reading_the_metadata_directories_matches_the_library_on_awkward_layouts
 def test_layouts_only_the_library_reads_are_left_to_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import zipfile
-
-    archive = tmp_path / "plugins.zip"
-    with zipfile.ZipFile(archive, "w") as zf:
-        zf.writestr(
-            "zipped_probe-1.0.dist-info/METADATA",
-            "Metadata-Version: 2.1\nName: zipped-probe\nVersion: 1.0\n",
-        )
-        zf.writestr(
-            "zipped_probe-1.0.dist-info/entry_points.txt", f"[{GROUP}]\nZipped = zp:Plugin\n"
-        )
+    archive = _zipped_distribution(tmp_path, f"[{GROUP}]\nZipped = zp:Plugin\n")
     with monkeypatch.context() as patch:
         patch.syspath_prepend(str(archive))
         assert _registry._read_metadata_directories(GROUP) is None
@@ -364,17 +368,9 @@ def test_an_unreadable_entry_points_file_is_one_error_naming_the_file_and_line(
 def test_an_unreadable_entry_points_file_in_a_zip_is_one_error_naming_the_distribution(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import zipfile
-
     from schedframe.errors import PluginError
 
-    archive = tmp_path / "plugins.zip"
-    with zipfile.ZipFile(archive, "w") as zf:
-        zf.writestr(
-            "zipped_probe-1.0.dist-info/METADATA",
-            "Metadata-Version: 2.1\nName: zipped-probe\nVersion: 1.0\n",
-        )
-        zf.writestr("zipped_probe-1.0.dist-info/entry_points.txt", f"[{GROUP}]\nnot a pair\n")
+    archive = _zipped_distribution(tmp_path, f"[{GROUP}]\nnot a pair\n")
     monkeypatch.syspath_prepend(str(archive))
     with pytest.raises(
         PluginError,
