@@ -108,14 +108,9 @@ def _entry_points(group: str) -> list[Any]:
     plain = _read_metadata_directories(group)
     if plain is not None:
         return plain
-    if sys.version_info >= (3, 12):
-        from importlib.metadata import distributions
-    else:  # pragma: no cover - exercised on 3.11 only
-        from importlib_metadata import distributions
-
     found: list[Any] = []
     seen: set[object] = set()
-    for dist in distributions():
+    for dist in _metadata_library().distributions():
         # The key entry_points() tells distributions apart by (the normalised name).
         key = getattr(dist, "_normalized_name", None) or dist.metadata["Name"]
         if key in seen:
@@ -134,12 +129,21 @@ def _entry_points(group: str) -> list[Any]:
     return found
 
 
+def _metadata_library() -> Any:
+    """``importlib.metadata``, or its backport before Python 3.12 (imported on first use)."""
+    if sys.version_info >= (3, 12):
+        import importlib.metadata as library
+    else:  # pragma: no cover - exercised on 3.11 only
+        import importlib_metadata as library
+    return library
+
+
 #: How an entry point's value reads (the packaging spec's ``module:attr [extras]``).
 _REFERENCE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 _SEPARATORS = re.compile(r"[-_.]+")
-#: The meta-path finders whose distributions are exactly the metadata directories found in the
-#: ``sys.path`` directories: the standard library's path finder, and the finder importlib-metadata
-#: installs in its place when it is imported.
+#: The finder importlib-metadata installs in place of the standard library's path finder when it
+#: is imported: its distributions too are exactly the metadata directories in the ``sys.path``
+#: directories.
 _BACKPORT_FINDER: Final = ("importlib_metadata", "MetadataPathFinder")
 
 
@@ -159,13 +163,9 @@ class _MetadataDirectory:
             return None
 
     def _parsed(self) -> Any:
-        if sys.version_info >= (3, 12):
-            from importlib.metadata import PathDistribution
-        else:  # pragma: no cover - exercised on 3.11 only
-            from importlib_metadata import PathDistribution
         import pathlib
 
-        return PathDistribution(pathlib.Path(self.path))
+        return _metadata_library().PathDistribution(pathlib.Path(self.path))
 
     @property
     def name(self) -> str:
@@ -231,23 +231,24 @@ def _read_metadata_directories(group: str) -> list[Any] | None:
             return None  # a zip archive: its metadata is read from the archive
         except OSError:
             continue  # missing or unreadable: the library finds nothing there either
-        by_name: dict[str, list[str]] = {}
+        # The library lists an entry's distributions grouped by name, in the order each name
+        # first appears; of a name, only the first counts (on this entry or an earlier one).
+        first_of_name: dict[str, str] = {}
         for child in children:
             low = child.lower()
             if low.endswith((".dist-info", ".egg-info")):
                 if not child.endswith((".dist-info", ".egg-info")):
                     return None  # the library names it from its metadata, not its stem
                 key = _SEPARATORS.sub("_", low.rpartition(".")[0].partition("-")[0])
-                by_name.setdefault(key, []).append(child)
-        for key, names in by_name.items():
-            for child in names:
-                if key in seen:
-                    continue
-                seen.add(key)
-                dist = _MetadataDirectory(os.path.join(entry, child))
-                text = dist.read_text("entry_points.txt")
-                if text and group in text:
-                    found.extend(_group_entries(text, group, dist))
+                first_of_name.setdefault(key, child)
+        for key, child in first_of_name.items():
+            if key in seen:
+                continue
+            seen.add(key)
+            dist = _MetadataDirectory(os.path.join(entry, child))
+            text = dist.read_text("entry_points.txt")
+            if text and group in text:
+                found.extend(_group_entries(text, group, dist))
     return found
 
 
@@ -327,10 +328,10 @@ class Registry:
         """A new registry of every installed plugin in ``group``; imports no plugin module.
 
         The entry-point scan (a millisecond or two reading the metadata directories; tens of
-        milliseconds where importlib-metadata must search) is cached per process: it is repeated only
-        when ``sys.path`` changed, one of its directories' mtime changed (a distribution was
-        installed or removed there), or ``refresh`` is true. Pass ``refresh=True`` after a
-        change the mtimes do not show, such as an entry point edited in place in an existing
+        milliseconds where importlib-metadata must search) is cached per process: it is
+        repeated only when ``sys.path`` changed, one of its directories' mtime changed (a
+        distribution was installed or removed there), or ``refresh`` is true. Pass
+        ``refresh=True`` after a change the mtimes do not show, such as an entry point edited in place in an existing
         ``*.dist-info``/``*.egg-info``. Each call returns a new, independent registry.
         """
         state = _path_state()

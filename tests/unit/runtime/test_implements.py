@@ -31,9 +31,6 @@ class Structural:
     def name(self) -> str:
         return "Structural"
 
-    def __getattr__(self, attr: str) -> Any:
-        raise AttributeError(attr)
-
 
 _EVERY_METHOD = sorted(
     {
