@@ -90,7 +90,20 @@ __all__ = [
     "to_dict",
 ]
 
-_KINDS: Final = ("Namespace", "Node", "Pod", "PodDisruptionBudget")
+_KINDS: Final = (
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "Namespace",
+    "Node",
+    "Pod",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "ReplicaSet",
+    "ReplicationController",
+    "Service",
+    "StatefulSet",
+)
 _MANIFEST_SUFFIXES: Final = (".json", ".yaml", ".yml")
 _RFC3339_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 _PERCENT_RE: Final = re.compile(r"[0-9]+%")
@@ -919,7 +932,7 @@ def _dispatch(r: _Reader, d: _Dict, base: str) -> object:
 
 
 def from_dict(d: Mapping[str, object], *, source: str | None = None) -> object:
-    """Build the object a dict describes, by its ``kind``: Namespace, Node, Pod or PDB.
+    """Build the object a dict describes, by its ``kind`` (see :func:`load_manifests`).
 
     Raises:
         ManifestError: for a missing or unsupported ``kind`` or any bad field.
@@ -1330,7 +1343,7 @@ def _pdb_out(pdb: PodDisruptionBudget) -> dict[str, object]:
 
 
 def to_dict(obj: object) -> dict[str, object]:
-    """Kubernetes JSON for ``obj`` (a Pod, Node, Namespace or PodDisruptionBudget).
+    """Kubernetes JSON for ``obj`` (any kind :func:`from_dict` builds).
 
     camelCase keys with ``apiVersion`` and ``kind``; quantities as canonical strings (cpu in
     milli-units, memory in binary units where exact); datetimes as RFC 3339 in UTC; empty
@@ -1348,4 +1361,11 @@ def to_dict(obj: object) -> dict[str, object]:
         return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta_out(obj.metadata)}
     if isinstance(obj, PodDisruptionBudget):
         return _pdb_out(obj)
+    out = _codec_workloads.encode(obj)
+    if out is not None:
+        return out
     raise TypeError(f"to_dict() cannot encode {type(obj).__name__}")
+
+
+# The PriorityClass and workload kinds register their decoders in _PARSERS on import.
+from schedframe.objects import _codec_workloads  # noqa: E402
