@@ -476,7 +476,8 @@ def explain(
         pod: the pod to place. A pod that already has ``spec.nodeName`` is explained as if it
             were pending.
         nodes: the cluster's nodes.
-        pods: pods already in the cluster. Those with ``spec.nodeName`` occupy their node;
+        pods: pods already in the cluster (Succeeded and Failed ones are left out, as
+            kube-scheduler's informer leaves them out). Those with ``spec.nodeName`` occupy their node;
             unbound ones with ``status.nominatedNodeName`` count on that node as nominated pods
             do (when their priority is not lower); other unbound pods are ignored. ``pod``
             itself (same uid) is left out.
@@ -517,7 +518,8 @@ def explain(
         cache.add_node(node)
     nominated: list[tuple[Pod, str]] = []
     for other in pods:
-        if other.uid == pod.uid:
+        # Succeeded and Failed pods are never seen by the scheduler (its informer filter).
+        if other.uid == pod.uid or other.status.phase in ("Succeeded", "Failed"):
             continue
         if other.spec.node_name:
             cache.add_pod(other)

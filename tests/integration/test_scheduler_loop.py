@@ -631,3 +631,13 @@ def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
     backend.create(make_node("large", cpu=4000))
     sched.run_until_idle()
     assert _bound(backend) == {"default/big": "large"}
+
+
+def test_terminal_pods_hold_no_resources_on_their_node() -> None:
+    # Regression: a Succeeded pod bound to the node used to count against its 4 CPUs.
+    done = make_pod("done", cpu=4000, node_name="n").with_status(phase="Succeeded")
+    failed = make_pod("failed", cpu=4000, node_name="n").with_status(phase="Failed")
+    sched, backend = new_scheduler(None, [make_node("n", cpu=4000), done, failed])
+    backend.create(make_pod("p", cpu=3000))
+    sched.run_until_idle()
+    assert _bound(backend)["default/p"] == "n"

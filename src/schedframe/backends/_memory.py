@@ -73,6 +73,7 @@ _OPTIMISTIC_LOCK_MSG: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
 _DEFAULT_GRACE_SECONDS: Final = 30
+_TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 
 @attrs.frozen(kw_only=True)
@@ -320,6 +321,10 @@ class MemoryBackend:
         """Replay every current object as ``ADDED`` (namespaces, nodes, budgets, pods), then
         deliver each later change once, in resourceVersion order. See the class docstring for
         the threading contract.
+
+        As kube-scheduler's pod informer, a subscriber never sees Succeeded or Failed pods
+        (they hold no resources): a pod that turns terminal is delivered as ``DELETED``.
+        :meth:`list` still returns them, as the API server does.
         """
         me = threading.get_ident()
         nested = self._deliverer == me
@@ -338,6 +343,8 @@ class MemoryBackend:
             for obj in replay:
                 if not subscription.active:
                     break
+                if _is_terminal(obj):
+                    continue
                 callback(
                     WatchEvent(
                         type="ADDED",
@@ -379,6 +386,10 @@ class MemoryBackend:
                             break
                         event = self._pending.popleft()
                         subscribers = tuple(self._subscribers)
+                    seen = _as_informer_sees(event)
+                    if seen is None:
+                        continue
+                    event = seen
                     for subscription in subscribers:
                         if subscription.active and event.resource_version > subscription.start_rv:
                             try:
@@ -707,6 +718,23 @@ def _kind(obj: object) -> str:
             "PodDisruptionBudget"
         )
     return kind
+
+
+def _is_terminal(obj: object) -> bool:
+    return isinstance(obj, Pod) and obj.status.phase in _TERMINAL_PHASES
+
+
+def _as_informer_sees(event: WatchEvent) -> WatchEvent | None:
+    """The event as kube-scheduler's pod informer gets it, or None when it gets nothing.
+
+    Its field selector leaves Succeeded and Failed pods out (upstream ``newPodInformer``): a
+    pod that turns terminal is deleted from its view, and a terminal pod is never seen.
+    """
+    if not _is_terminal(event.obj):
+        return event
+    if event.type == "MODIFIED" and event.old is not None and not _is_terminal(event.old):
+        return attrs.evolve(event, type="DELETED")
+    return None
 
 
 def _check_kind(kind: str) -> None:

@@ -343,7 +343,12 @@ class _Engine:
         self.nodes = tuple(o for o in cluster if isinstance(o, Node))
         self.namespaces = tuple(o for o in cluster if isinstance(o, Namespace))
         self.pdbs = tuple(o for o in cluster if isinstance(o, PodDisruptionBudget))
-        cluster_pods = [o for o in cluster if isinstance(o, Pod)]
+        # Succeeded and Failed pods neither run nor wait: the scheduler never sees them.
+        cluster_pods = [
+            o
+            for o in cluster
+            if isinstance(o, Pod) and o.status.phase not in ("Succeeded", "Failed")
+        ]
         self.initial_pods = tuple(p for p in cluster_pods if p.spec.node_name)
         # Unbound pods of the cluster are pending work: they arrive at time 0.
         unbound = [Arrival(time=0.0, pod=p) for p in cluster_pods if not p.spec.node_name]

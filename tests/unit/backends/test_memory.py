@@ -668,3 +668,33 @@ def test_exactly_one_of_two_concurrent_binds_wins() -> None:
         assert loss == "409:" + conflict(f'pod foo is already assigned to node "{winner}"')
         stored = backend.get("Pod", "foo")
         assert isinstance(stored, Pod) and stored.node_name == winner
+
+
+# -- terminal pods (the scheduler's pod informer filter) ---------------------------------------
+
+
+def _phase(p: Pod, phase: str) -> Pod:
+    return p.with_status(phase=phase)
+
+
+def test_terminal_pods_are_never_delivered_but_still_listed() -> None:
+    finished = _phase(pod("done", "n"), "Succeeded")
+    backend = MemoryBackend([node("n"), finished, _phase(pod("failed", "n"), "Failed")])
+    events = recorder(backend)
+    assert [type(e.obj).__name__ for e in events] == ["Node"]
+    backend.create(_phase(pod("later"), "Failed"))
+    assert len(events) == 1
+    assert sorted(p.name for p in backend.list("Pod")) == ["done", "failed", "later"]  # type: ignore[attr-defined]
+
+
+def test_a_pod_turning_terminal_is_deleted_from_the_watch() -> None:
+    backend = MemoryBackend([node("n"), pod("p", "n")])
+    events = recorder(backend)
+    stored = backend.get("Pod", "p")
+    assert isinstance(stored, Pod)
+    backend.update(_phase(stored, "Succeeded"))
+    last = events[-1]
+    assert last.type == "DELETED"
+    assert isinstance(last.obj, Pod) and last.obj.status.phase == "Succeeded"
+    backend.delete(stored)
+    assert events[-1] is last  # already gone from the subscriber's view
