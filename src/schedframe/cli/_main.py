@@ -127,11 +127,14 @@ def cli() -> None:
 
 
 def _load_cluster(paths: Sequence[str]) -> list[object]:
-    from schedframe.objects import load_manifests
+    from schedframe.objects import LoadReport, load_manifests
 
     objects: list[object] = []
+    report = LoadReport()
     for path in paths:
-        objects.extend(load_manifests(path))
+        objects.extend(load_manifests(path, report=report))
+    for line in report.lines():  # one line per skipped kind: never silently
+        click.echo(line, err=True)
     return objects
 
 

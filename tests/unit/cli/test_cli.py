@@ -401,3 +401,24 @@ def test_progress_prints_lines_elsewhere() -> None:
     show(_progress(2.0))  # too soon for another line
     show(_progress(3.0, done=True))
     assert len(stream.getvalue().splitlines()) == 2
+
+
+def test_a_cluster_dump_on_stdin_reports_each_skipped_kind(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = (
+        "kind: List\nitems:\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n"
+        "- {apiVersion: v1, kind: PersistentVolume, metadata: {name: pv}}\n"
+        "- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '2'}}}\n"
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(dump))
+    code, out, err = run(capsys, "simulate", "-c", "-")
+    assert code == 0, err
+    assert out.startswith("Simulated 0 pods on 1 nodes")
+    assert err.splitlines()[:2] == [
+        "warning: skipped 1 PersistentVolume: read by kube-scheduler but NOT modelled by "
+        "schedframe; pods that use them may be placed differently than in the cluster",
+        "skipped 2 ConfigMap: not read by kube-scheduler",
+    ]
