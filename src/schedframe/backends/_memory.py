@@ -20,9 +20,21 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 import attrs
 
 from schedframe._evolve import evolve
+from schedframe.backends._admission import admit_priority
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
 from schedframe.errors import BackendError
-from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
+from schedframe.objects import (
+    Namespace,
+    Node,
+    Pod,
+    PodCondition,
+    PodDisruptionBudget,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
 
 if TYPE_CHECKING:
     from schedframe.framework import Clock
@@ -31,9 +43,41 @@ log = logging.getLogger("schedframe.backends.memory")
 
 __all__ = ["OPERATIONS", "Event", "MemoryBackend"]
 
-_Object: TypeAlias = Pod | Node | Namespace | PodDisruptionBudget
+_Object: TypeAlias = (
+    Pod
+    | Node
+    | Namespace
+    | PodDisruptionBudget
+    | PriorityClass
+    | Service
+    | ReplicationController
+    | ReplicaSet
+    | StatefulSet
+)
+_OBJECT_TYPES: Final = (
+    Pod,
+    Node,
+    Namespace,
+    PodDisruptionBudget,
+    PriorityClass,
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+)
 _Key: TypeAlias = tuple[str, str]
-_T = TypeVar("_T", Pod, Node, Namespace, PodDisruptionBudget)
+_T = TypeVar(
+    "_T",
+    Pod,
+    Node,
+    Namespace,
+    PodDisruptionBudget,
+    PriorityClass,
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+)
 
 #: Operations :meth:`MemoryBackend.inject_failure` can make fail.
 OPERATIONS: Final = (
@@ -54,21 +98,38 @@ _KIND_OF: Final[dict[type, str]] = {
     Node: "Node",
     Namespace: "Namespace",
     PodDisruptionBudget: "PodDisruptionBudget",
+    PriorityClass: "PriorityClass",
+    Service: "Service",
+    ReplicationController: "ReplicationController",
+    ReplicaSet: "ReplicaSet",
+    StatefulSet: "StatefulSet",
 }
+#: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
+STORED_KINDS: Final = (*KINDS, "PriorityClass")
 # Qualified resource names, as apimachinery's errors print them.
 _RESOURCE: Final = {
     "Pod": "pods",
     "Node": "nodes",
     "Namespace": "namespaces",
     "PodDisruptionBudget": "poddisruptionbudgets.policy",
+    "PriorityClass": "priorityclasses.scheduling.k8s.io",
+    "Service": "services",
+    "ReplicationController": "replicationcontrollers",
+    "ReplicaSet": "replicasets.apps",
+    "StatefulSet": "statefulsets.apps",
 }
 _ETCD_PREFIX: Final = {
     "Pod": "/registry/pods",
     "Node": "/registry/minions",
     "Namespace": "/registry/namespaces",
     "PodDisruptionBudget": "/registry/poddisruptionbudgets",
+    "PriorityClass": "/registry/priorityclasses",
+    "Service": "/registry/services/specs",
+    "ReplicationController": "/registry/controllers",
+    "ReplicaSet": "/registry/replicasets",
+    "StatefulSet": "/registry/statefulsets",
 }
-_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace"})
+_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
 _OPTIMISTIC_LOCK_MSG: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
@@ -146,8 +207,8 @@ class MemoryBackend:
     """The embedded backend: a real object store with the API server's semantics.
 
     Args:
-        objects: objects to create first, in order (Pods, Nodes, Namespaces,
-            PodDisruptionBudgets); each gets the next resourceVersion.
+        objects: objects to create first, in order (PriorityClasses before all others):
+            any of :data:`STORED_KINDS`; each gets the next resourceVersion.
         clock: where time comes from (deletion and condition timestamps, event times, grace
             periods); wall time by default. Graceful deletion needs ``call_later``.
         graceful_deletion: delete bound pods gracefully, as kube-apiserver does: set
@@ -176,7 +237,7 @@ class MemoryBackend:
             raise TypeError("graceful_deletion needs a clock with call_later(delay, callback)")
         self._graceful = graceful_deletion
         self._lock = threading.Lock()
-        self._store: dict[str, dict[_Key, _Object]] = {kind: {} for kind in KINDS}
+        self._store: dict[str, dict[_Key, _Object]] = {kind: {} for kind in STORED_KINDS}
         self._rv = 0
         self._failures: dict[str, _Failure] = {}
         self._subscribers: list[_Subscription] = []
@@ -185,7 +246,8 @@ class MemoryBackend:
         self._deliverer: int | None = None
         #: Events recorded through :meth:`record_event`, oldest first.
         self.events: list[Event] = []
-        for obj in objects:
+        # PriorityClasses first, so that admission finds the classes the pods name.
+        for obj in sorted(objects, key=lambda o: not isinstance(o, PriorityClass)):
             kind = _kind(obj)
             with self._lock:
                 self._create(kind, obj, self._now())
@@ -241,8 +303,12 @@ class MemoryBackend:
     def create(self, obj: _T) -> _T:
         """Create ``obj``; returns it as stored (resourceVersion, uid, creation time set).
 
+        A pod goes through the Priority admission plugin first
+        (:func:`~schedframe.backends.admit_priority` over the stored PriorityClasses).
+
         Raises:
-            BackendError: 409 ``AlreadyExists`` when an object of that kind and name exists.
+            BackendError: 409 ``AlreadyExists`` when an object of that kind and name exists;
+                403 ``Forbidden`` when Priority admission rejects a pod.
         """
         kind = _kind(obj)
         with self._lock:
@@ -584,7 +650,10 @@ class MemoryBackend:
         return stamped
 
     def _create(self, kind: str, obj: object, now: datetime) -> _Object:
-        assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+        assert isinstance(obj, _OBJECT_TYPES)
+        if isinstance(obj, Pod):
+            classes = self._store["PriorityClass"].values()
+            obj = admit_priority(obj, [pc for pc in classes if isinstance(pc, PriorityClass)])
         key = _key(kind, obj)
         if key in self._store[kind]:
             raise BackendError(
@@ -595,7 +664,7 @@ class MemoryBackend:
         return self._write(kind, key, obj, None, metadata=_defaults(obj, kind, now))
 
     def _update(self, kind: str, obj: object, *, check_version: bool) -> _Object:
-        assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+        assert isinstance(obj, _OBJECT_TYPES)
         key = _key(kind, obj)
         stored = self._store[kind].get(key)
         if stored is None:
@@ -714,8 +783,7 @@ def _kind(obj: object) -> str:
     kind = _KIND_OF.get(type(obj))
     if kind is None:
         raise TypeError(
-            f"cannot store {type(obj).__name__}; expected Pod, Node, Namespace or "
-            "PodDisruptionBudget"
+            f"cannot store {type(obj).__name__}; expected one of {', '.join(STORED_KINDS)}"
         )
     return kind
 
@@ -730,6 +798,8 @@ def _as_informer_sees(event: WatchEvent) -> WatchEvent | None:
     Its field selector leaves Succeeded and Failed pods out (upstream ``newPodInformer``): a
     pod that turns terminal is deleted from its view, and a terminal pod is never seen.
     """
+    if _KIND_OF.get(type(event.obj)) not in KINDS:
+        return None  # PriorityClasses are for admission; the scheduler does not watch them
     if not _is_terminal(event.obj):
         return event
     if event.type == "MODIFIED" and event.old is not None and not _is_terminal(event.old):
@@ -738,12 +808,12 @@ def _as_informer_sees(event: WatchEvent) -> WatchEvent | None:
 
 
 def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if kind not in STORED_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(STORED_KINDS)}")
 
 
 def _key(kind: str, obj: object) -> _Key:
-    assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+    assert isinstance(obj, _OBJECT_TYPES)
     meta = obj.metadata
     if kind in _CLUSTER_SCOPED:
         return ("", meta.name)

@@ -420,9 +420,10 @@ def explain(
       schedframe explain stuck -c examples/taints-affinity/cluster.yaml \\
           -w examples/taints-affinity/workload.yaml
     """
+    from schedframe.backends import admit_priority
     from schedframe.cli._render import render_explanation
     from schedframe.explain import explain as run_explain
-    from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+    from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
     use_rich = _rich()
     cluster = _load_cluster(clusters)
@@ -430,6 +431,10 @@ def explain(
     config = _load_config(config_path)
     pods = [o for o in cluster if isinstance(o, Pod)]
     target = _find_pod(pod, [*pods, *workload.pods])
+    # As the API server admitted them: spec.priority from the pod's PriorityClass.
+    classes = [o for o in cluster if isinstance(o, PriorityClass)]
+    pods = [admit_priority(p, classes) for p in pods]
+    target = admit_priority(target, classes)
     try:
         result = run_explain(
             target,

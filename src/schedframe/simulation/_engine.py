@@ -23,7 +23,17 @@ import attrs
 from schedframe.errors import DUPLICATE, ConfigError, FieldIssue, ManifestError, PluginError
 from schedframe.framework import FitError
 from schedframe.hooks import impl
-from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+from schedframe.objects import (
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
 from schedframe.scheduler import Scheduler, VirtualClock
 from schedframe.simulation._workload import Arrival, Workload
 
@@ -368,8 +378,28 @@ class _Engine:
                 raise ManifestError([issue], source="workload")
             self.records[uid] = PodRecord(key=a.pod.key, arrival=a.time, duration=a.duration)
 
+        # PriorityClasses for Priority admission; the objects default spreading reads.
+        self.priority_classes = tuple(o for o in cluster if isinstance(o, PriorityClass))
+        listed = [
+            o
+            for o in cluster
+            if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
+        ]
+        # Admission rejects a pod now, with its message, rather than when it arrives.
+        from schedframe.backends import admit_priority
+
+        for a in self.arrivals.arrivals:
+            admit_priority(a.pod, self.priority_classes)
+
         self.clock = VirtualClock(start=0.0)
-        static: list[object] = [*self.namespaces, *self.nodes, *self.pdbs, *self.initial_pods]
+        static: list[object] = [
+            *self.priority_classes,
+            *self.namespaces,
+            *self.nodes,
+            *self.pdbs,
+            *listed,
+            *self.initial_pods,
+        ]
         self.backend = MemoryBackend(static, clock=self.clock)
         pm = plugin_manager(load_entry_points=False)
         pm.register(self, name="schedframe-simulation")
