@@ -401,11 +401,12 @@ def _build_framework(
     snapshot: Snapshot,
     namespaces: Iterable[Namespace],
     pdbs: Iterable[PodDisruptionBudget],
+    workloads: Iterable[object],
     rng: random.Random,
     binder: _DryRunBinder,
     now: float,
 ) -> Framework:
-    from schedframe.runtime import Framework, Registry
+    from schedframe.runtime import ClusterView, Framework, Registry
 
     index = next((i for i, p in enumerate(cfg.profiles) if p.scheduler_name == profile_name), None)
     if index is None:
@@ -426,8 +427,7 @@ def _build_framework(
         registry if registry is not None else Registry.discover(),
         index=index,
         snapshot=snapshot,
-        namespaces=namespaces,
-        pdbs=pdbs,
+        cluster=ClusterView(namespaces, pdbs, workloads),
         clock=clock,
         timers=clock,
         rng=rng,
@@ -457,6 +457,7 @@ def explain(
     pods: Iterable[Pod] = (),
     namespaces: Iterable[Namespace] = (),
     pdbs: Iterable[PodDisruptionBudget] = (),
+    workloads: Iterable[object] = (),
     config: KubeSchedulerConfiguration
     | str
     | os.PathLike[str]
@@ -483,6 +484,9 @@ def explain(
             itself (same uid) is left out.
         namespaces: namespaces (their labels matter to pod affinity namespace selectors).
         pdbs: PodDisruptionBudgets (preemption prefers not to violate them).
+        workloads: Services, ReplicationControllers, ReplicaSets and StatefulSets, where
+            PodTopologySpread's default constraints take their selector (other objects are
+            ignored).
         config: a ``KubeSchedulerConfiguration``, a path to one, a mapping, or ``None`` for
             kube-scheduler's defaults.
         profile: the profile to run; by default the pod's ``spec.schedulerName``.
@@ -538,6 +542,7 @@ def explain(
         snapshot=snapshot,
         namespaces=namespaces,
         pdbs=pdbs,
+        workloads=workloads,
         rng=rng,
         binder=binder,
         now=now,

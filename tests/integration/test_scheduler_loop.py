@@ -641,3 +641,21 @@ def test_terminal_pods_hold_no_resources_on_their_node() -> None:
     backend.create(make_pod("p", cpu=3000))
     sched.run_until_idle()
     assert _bound(backend)["default/p"] == "n"
+
+
+def test_the_scheduler_sees_the_workload_objects_default_spreading_reads() -> None:
+    from schedframe.objects import LabelSelector, ObjectMeta, ReplicaSet, Service
+
+    svc = Service(metadata=ObjectMeta(name="web", namespace="default"), selector={"app": "web"})
+    sched, backend = new_scheduler(None, [make_node("n"), svc])
+    lister = sched.cluster.workloads
+    assert [s.name for s in lister.services("default")] == ["web"]
+    rs = ReplicaSet(
+        metadata=ObjectMeta(name="web-1", namespace="default"),
+        selector=LabelSelector(match_labels={"app": "web"}),
+        template=make_pod("template", labels={"app": "web"}),
+    )
+    backend.create(rs)
+    assert lister.replica_set("default", "web-1") is not None
+    backend.delete(svc)
+    assert lister.services("default") == []

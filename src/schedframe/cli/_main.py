@@ -442,6 +442,7 @@ def explain(
             pods=pods,
             namespaces=[o for o in cluster if isinstance(o, Namespace)],
             pdbs=[o for o in cluster if isinstance(o, PodDisruptionBudget)],
+            workloads=cluster,
             config=config,
             profile=profile,
             seed=seed,

@@ -125,4 +125,3 @@ _NOT_MODELLED: Final = (
 def _line(kind: str, count: int, why: str) -> str:
     prefix = "warning: " if why is _NOT_MODELLED else ""
     return f"{prefix}skipped {count} {kind}: {why}"
-

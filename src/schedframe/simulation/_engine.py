@@ -197,6 +197,8 @@ class SimulationResult:
         nodes: the cluster's nodes.
         namespaces: the cluster's namespaces.
         pdbs: the cluster's PodDisruptionBudgets.
+        workloads: the cluster's Services, ReplicationControllers, ReplicaSets and
+            StatefulSets (default spreading's selectors).
         initial_pods: pods bound when the run started (part of the cluster).
         pods: a record per workload pod, in arrival order.
         decisions: every decision, in order.
@@ -218,6 +220,7 @@ class SimulationResult:
     nodes: tuple[Node, ...]
     namespaces: tuple[Namespace, ...] = ()
     pdbs: tuple[PodDisruptionBudget, ...] = ()
+    workloads: tuple[object, ...] = ()
     initial_pods: tuple[Pod, ...] = ()
     pods: tuple[PodRecord, ...] = ()
     decisions: tuple[Decision, ...] = ()
@@ -274,6 +277,7 @@ class SimulationResult:
             pods=bound,
             namespaces=self.namespaces,
             pdbs=self.pdbs,
+            workloads=self.workloads,
             config=self.config,
             registry=self.registry,
             seed=self.seed,
@@ -380,11 +384,11 @@ class _Engine:
 
         # PriorityClasses for Priority admission; the objects default spreading reads.
         self.priority_classes = tuple(o for o in cluster if isinstance(o, PriorityClass))
-        listed = [
+        self.listed = tuple(
             o
             for o in cluster
             if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
-        ]
+        )
         # Admission rejects a pod now, with its message, rather than when it arrives.
         from schedframe.backends import admit_priority
 
@@ -397,7 +401,7 @@ class _Engine:
             *self.namespaces,
             *self.nodes,
             *self.pdbs,
-            *listed,
+            *self.listed,
             *self.initial_pods,
         ]
         self.backend = MemoryBackend(static, clock=self.clock)
@@ -482,6 +486,7 @@ class _Engine:
             nodes=self.nodes,
             namespaces=self.namespaces,
             pdbs=self.pdbs,
+            workloads=self.listed,
             initial_pods=self.initial_pods,
             pods=tuple(self.records.values()),
             decisions=tuple(self.decisions),

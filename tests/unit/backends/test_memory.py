@@ -176,8 +176,8 @@ def test_list_is_ordered_and_checks_kinds() -> None:
         ("default", "b"),
         ("z", "a"),
     ]
-    with pytest.raises(ValueError, match="unknown kind 'Service'"):
-        backend.list("Service")
+    with pytest.raises(ValueError, match="unknown kind 'ConfigMap'"):
+        backend.list("ConfigMap")
     with pytest.raises(TypeError, match="cannot store str"):
         backend.create("nope")  # type: ignore[type-var]
 
@@ -218,7 +218,16 @@ def test_subscribe_replays_namespaces_nodes_pdbs_then_pods() -> None:
     ]
     assert [e.obj.metadata.name for e in events][1:3] == ["n0", "n1"]  # type: ignore[attr-defined]
     assert {e.resource_version for e in events} == {1, 2, 3, 4, 5}
-    assert KINDS == ("Namespace", "Node", "PodDisruptionBudget", "Pod")
+    assert KINDS == (
+        "Namespace",
+        "Node",
+        "PodDisruptionBudget",
+        "Service",
+        "ReplicationController",
+        "ReplicaSet",
+        "StatefulSet",
+        "Pod",
+    )
 
 
 def test_live_events_follow_in_resource_version_order() -> None:

@@ -23,6 +23,7 @@ from schedframe.objects import (
     Node,
     Pod,
     PodCondition,
+    from_dict,
     namespace_from_dict,
     node_from_dict,
     pdb_from_dict,
@@ -39,10 +40,24 @@ log = logging.getLogger("schedframe.backends.kubernetes")
 #: Upstream ``newPodInformer``: finished pods hold no resources and are never scheduled.
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 
+
+def _decoder(kind: str) -> Decode:
+    # Items of a list response carry no kind; the collection says what they are.
+    def decode(d: Mapping[str, Any]) -> object:
+        return from_dict({**d, "kind": kind})
+
+    return decode
+
+
 _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
     "Namespace": ("/api/v1/namespaces", namespace_from_dict),
     "Node": ("/api/v1/nodes", node_from_dict),
     "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", pdb_from_dict),
+    # What default spreading reads (kube-scheduler's informer factory watches them too).
+    "Service": ("/api/v1/services", _decoder("Service")),
+    "ReplicationController": ("/api/v1/replicationcontrollers", _decoder("ReplicationController")),
+    "ReplicaSet": ("/apis/apps/v1/replicasets", _decoder("ReplicaSet")),
+    "StatefulSet": ("/apis/apps/v1/statefulsets", _decoder("StatefulSet")),
     "Pod": ("/api/v1/pods", pod_from_dict),
 }
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
@@ -386,7 +401,7 @@ class KubernetesBackend:
         reflector = self.reflectors.get(kind)
         if reflector is None:
             raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-        if kind in ("Pod", "PodDisruptionBudget"):
+        if kind not in ("Namespace", "Node"):
             namespace = namespace or "default"
         else:
             namespace = ""
