@@ -10,6 +10,7 @@ public observer hooks and the backend's watch, never by reaching into the loop.
 
 from __future__ import annotations
 
+import collections
 import functools
 import heapq
 import os
@@ -35,7 +36,8 @@ from schedframe.objects import (
     StatefulSet,
 )
 from schedframe.scheduler import Scheduler, VirtualClock
-from schedframe.simulation._workload import Arrival, Workload
+from schedframe.simulation._controllers import daemon_set_pods
+from schedframe.simulation._workload import Arrival, Workload, _controlled
 
 if TYPE_CHECKING:
     from schedframe import framework as fw
@@ -366,7 +368,16 @@ class _Engine:
         self.initial_pods = tuple(p for p in cluster_pods if p.spec.node_name)
         # Unbound pods of the cluster are pending work: they arrive at time 0.
         unbound = [Arrival(time=0.0, pod=p) for p in cluster_pods if not p.spec.node_name]
-        self.arrivals = Workload(tuple(unbound)) + workload
+        # DaemonSets of the workload: one pod per node they should run on.
+        daemons = Workload()
+        for ds in workload.daemon_sets:
+            pods = daemon_set_pods(ds, self.nodes)
+            daemons = daemons + _controlled(ds, pods, len(pods), "workload")
+        self.arrivals = Workload(tuple(unbound)) + workload + daemons
+        # Pods whose controller creates them later (OrderedReady, Job parallelism), by owner.
+        self.waiting: dict[str, collections.deque[Arrival]] = {}
+        self.group_of = {a.pod.uid: a.group for a in self.arrivals.arrivals if a.group}
+        self.due_now = False
 
         self.records: dict[str, PodRecord] = {}
         initial_uids = {p.uid for p in self.initial_pods}
@@ -388,7 +399,7 @@ class _Engine:
             o
             for o in cluster
             if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
-        )
+        ) + tuple(workload.objects)
         # Admission rejects a pod now, with its message, rather than when it arrives.
         from schedframe.backends import admit_priority
 
@@ -444,7 +455,10 @@ class _Engine:
                 UsageChange(0.0, node.metadata.name, dict(self.requested[node.metadata.name]))
             )
         for a in self.arrivals.arrivals:
-            self._at(a.time, functools.partial(self._arrive, a))
+            if a.wait_for:
+                self.waiting.setdefault(a.group, collections.deque()).append(a)
+            else:
+                self._at(a.time, functools.partial(self._arrive, a))
 
     # -- time --------------------------------------------------------------------------------
 
@@ -454,6 +468,9 @@ class _Engine:
 
     def _next_wakeup(self) -> float | None:
         now = self.clock.now()
+        if self.due_now:  # a pod released during this instant is still to be created
+            self.due_now = False
+            return now
         while self.wakeups and self.wakeups[0] <= now:
             heapq.heappop(self.wakeups)
         return self.wakeups[0] if self.wakeups else None
@@ -525,6 +542,18 @@ class _Engine:
         self.arrived += 1
         self.backend.create(arrival.pod)
 
+    def _release(self, uid: str, reason: str) -> None:
+        """A pod of ``uid``'s controller was bound or completed: the controller creates the
+        next pod that waited on that."""
+        queue = self.waiting.get(self.group_of.get(uid, ""))
+        if not queue or queue[0].wait_for != reason:
+            return
+        arrival = queue.popleft()
+        now = self.clock.now()
+        self.records[arrival.pod.uid].arrival = now
+        self.clock.call_at(now, functools.partial(self._arrive, arrival))
+        self.due_now = True
+
     def _complete(self, uid: str) -> None:
         pod = self.bound.get(uid)
         rec = self.records.get(uid)
@@ -555,6 +584,7 @@ class _Engine:
                 self.decisions.append(
                     Decision(time=now, event="completed", pod=obj.key, node=held.spec.node_name)
                 )
+                self._release(obj.uid, "completed")
             elif any(
                 c.type == _DISRUPTION_TARGET and c.status == "True" for c in obj.status.conditions
             ):
@@ -595,6 +625,7 @@ class _Engine:
             if rec.duration is not None:
                 uid = pod.uid
                 self._at(now + rec.duration, lambda: self._complete(uid))
+            self._release(pod.uid, "bound")
         self.bound_count += 1
         self.decisions.append(
             Decision(
