@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import random
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -50,7 +50,14 @@ from schedframe.framework import Code, CycleState, Diagnosis, FitError, PodInfo,
 if typing.TYPE_CHECKING:
     from schedframe.cache import Snapshot
     from schedframe.config import KubeSchedulerConfiguration
-    from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.objects import (
+        Namespace,
+        Node,
+        Pod,
+        PodCondition,
+        PodDisruptionBudget,
+        PriorityClass,
+    )
     from schedframe.runtime import Framework, Registry
 
 __all__ = [
@@ -458,6 +465,7 @@ def explain(
     namespaces: Iterable[Namespace] = (),
     pdbs: Iterable[PodDisruptionBudget] = (),
     workloads: Iterable[object] = (),
+    priority_classes: Iterable[PriorityClass] = (),
     config: KubeSchedulerConfiguration
     | str
     | os.PathLike[str]
@@ -487,6 +495,10 @@ def explain(
         workloads: Services, ReplicationControllers, ReplicaSets and StatefulSets, where
             PodTopologySpread's default constraints take their selector (other objects are
             ignored).
+        priority_classes: the cluster's PriorityClasses. ``pod`` and ``pods`` that carry no
+            ``spec.priority`` go through Priority admission with them (and the built-in
+            system classes), as the API server admits a pod it creates; pods with a priority
+            were admitted already and are taken as they are.
         config: a ``KubeSchedulerConfiguration``, a path to one, a mapping, or ``None`` for
             kube-scheduler's defaults.
         profile: the profile to run; by default the pod's ``spec.schedulerName``.
@@ -512,6 +524,9 @@ def explain(
     from schedframe.cache import Cache, Snapshot
 
     cfg = _load(config)
+    classes = tuple(priority_classes)
+    pod = _admitted(pod, classes)
+    pods = [_admitted(p, classes) for p in pods]
     profile_name = profile if profile is not None else pod.spec.scheduler_name
     if pod.spec.node_name:
         pod = pod.with_node_name("")
@@ -550,6 +565,13 @@ def explain(
     for other, node_name in nominated:
         fwk.nominator.add_nominated_pod(PodInfo(other), node_name)
     return _Attempt(fwk, snapshot, pod, seed, rng, binder, post_filter, start_index).run()
+
+
+def _admitted(pod: Pod, classes: Sequence[PriorityClass]) -> Pod:
+    """``pod`` as Priority admission leaves it, when it was never admitted (no priority)."""
+    from schedframe.backends import admit_priority
+
+    return pod if pod.spec.priority is not None else admit_priority(pod, classes)
 
 
 class _Attempt:

@@ -420,7 +420,6 @@ def explain(
       schedframe explain stuck -c examples/taints-affinity/cluster.yaml \\
           -w examples/taints-affinity/workload.yaml
     """
-    from schedframe.backends import admit_priority
     from schedframe.cli._render import render_explanation
     from schedframe.explain import explain as run_explain
     from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
@@ -431,10 +430,6 @@ def explain(
     config = _load_config(config_path)
     pods = [o for o in cluster if isinstance(o, Pod)]
     target = _find_pod(pod, [*pods, *workload.pods])
-    # As the API server admitted them: spec.priority from the pod's PriorityClass.
-    classes = [o for o in cluster if isinstance(o, PriorityClass)]
-    pods = [admit_priority(p, classes) for p in pods]
-    target = admit_priority(target, classes)
     try:
         result = run_explain(
             target,
@@ -443,6 +438,7 @@ def explain(
             namespaces=[o for o in cluster if isinstance(o, Namespace)],
             pdbs=[o for o in cluster if isinstance(o, PodDisruptionBudget)],
             workloads=cluster,
+            priority_classes=[o for o in cluster if isinstance(o, PriorityClass)],
             config=config,
             profile=profile,
             seed=seed,
