@@ -384,7 +384,7 @@ class MemoryBackend:
     # -- watch ---------------------------------------------------------------------------------
 
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
-        """Replay every current object as ``ADDED`` (namespaces, nodes, budgets, pods), then
+        """Replay every current object as ``ADDED`` (in :data:`KINDS` order, pods last), then
         deliver each later change once, in resourceVersion order. See the class docstring for
         the threading contract.
 

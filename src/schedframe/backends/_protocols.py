@@ -72,8 +72,8 @@ class Lister(Protocol):
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
         """Watch every kind.
 
-        ``callback`` first gets an ``ADDED`` event for each current object (namespaces,
-        nodes, budgets, then pods), then every later change exactly once, in
+        ``callback`` first gets an ``ADDED`` event for each current object (kind by kind
+        in :data:`KINDS` order, pods last), then every later change exactly once, in
         resource-version order. No change is lost or repeated between the replay and the live
         events.
         """

@@ -4,6 +4,8 @@ upstream ``plugin/pkg/admission/priority/admission_test.go`` (TestPodAdmission).
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schedframe.backends import MemoryBackend, admit_priority
 from schedframe.errors import BackendError
@@ -169,3 +171,44 @@ def test_memory_backend_admits_on_create() -> None:
         backend.create(pod("foo").with_metadata(name="third"))
     assert backend.get("Pod", "third") is None
     assert [p.name for p in backend.list("PriorityClass")] == ["default1", "nondefault"]  # type: ignore[attr-defined]
+
+
+_names = st.sampled_from(["", "a", "b", "system-cluster-critical", "missing"])
+
+
+@st.composite
+def _classes(draw: st.DrawFn) -> list[PriorityClass]:
+    chosen = draw(st.lists(st.sampled_from(["a", "b", "c"]), unique=True))
+    return [
+        pc(
+            name,
+            draw(st.integers(-100, 1000)),
+            default=draw(st.booleans()),
+            policy=draw(st.sampled_from(["Never", "PreemptLowerPriority"])),
+        )
+        for name in chosen
+    ]
+
+
+@given(
+    classes=_classes(),
+    class_name=_names,
+    priority=st.none() | st.integers(-100, 1000),
+    policy=st.sampled_from(["Never", "PreemptLowerPriority"]),
+)
+def test_admission_resolves_the_class_or_rejects_and_is_idempotent(
+    classes: list[PriorityClass], class_name: str, priority: int | None, policy: str
+) -> None:
+    given_pod = pod(class_name, priority=priority, policy=policy)
+    try:
+        admitted = admit_priority(given_pod, classes)
+    except BackendError as exc:
+        assert exc.code == 403
+        return
+    assert admit_priority(admitted, classes) == admitted
+    by_name = {c.name: c for c in classes}
+    if class_name:
+        value = 2000000000 if class_name == "system-cluster-critical" else by_name[class_name].value
+        assert admitted.spec.priority == value
+    elif priority is not None:
+        assert admitted == given_pod

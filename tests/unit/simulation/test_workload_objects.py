@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schedframe.objects import loads_manifests
+from hypothesis import given
+from hypothesis import strategies as st
+
+from schedframe.objects import NodeSpec, Pod, loads_manifests
 from schedframe.simulation import load_workload, simulate
 
 NODES = """\
@@ -135,3 +138,61 @@ def test_a_daemonset_tolerating_the_taint_covers_every_node(tmp_path: Path) -> N
         pinned.append(field.values[0])
         assert any(t.key == "node.kubernetes.io/unschedulable" for t in p.spec.tolerations)
     assert pinned == ["n1", "n2", "infra"]
+
+
+_LABELS = st.dictionaries(
+    st.sampled_from(["role", "zone"]), st.sampled_from(["a", "b"]), max_size=2
+)
+
+
+@given(
+    node_labels=st.lists(_LABELS, min_size=1, max_size=5),
+    tainted=st.lists(st.booleans(), min_size=5, max_size=5),
+    selector=_LABELS,
+    tolerate=st.booleans(),
+)
+def test_daemonset_pods_are_pinned_to_exactly_the_nodes_that_admit_them(
+    node_labels: list[dict[str, str]], tainted: list[bool], selector: dict[str, str], tolerate: bool
+) -> None:
+    from schedframe.objects import (
+        DaemonSet,
+        LabelSelector,
+        Node,
+        ObjectMeta,
+        PodSpec,
+        Taint,
+        Toleration,
+    )
+    from schedframe.simulation._controllers import daemon_set_pods, daemon_set_should_run
+
+    nodes = [
+        Node(
+            metadata=ObjectMeta(name=f"n{i}", labels=labels),
+            spec=NodeSpec(taints=(Taint(key="k", effect="NoSchedule"),) if tainted[i] else ()),
+        )
+        for i, labels in enumerate(node_labels)
+    ]
+    template = Pod(
+        metadata=ObjectMeta(name="", labels={"app": "d"}),
+        spec=PodSpec(
+            node_selector=selector,
+            tolerations=(Toleration(key="k", operator="Exists"),) if tolerate else (),
+        ),
+    )
+    ds = DaemonSet(
+        metadata=ObjectMeta(name="d", namespace="default", uid="default/d"),
+        selector=LabelSelector(match_labels={"app": "d"}),
+        template=template,
+    )
+    pods = daemon_set_pods(ds, nodes)
+    admitted = [n for n in nodes if daemon_set_should_run(ds, n)]
+    assert len(pods) == len(admitted)
+    for p, n in zip(pods, admitted, strict=True):
+        assert all(n.metadata.labels.get(k) == v for k, v in selector.items())
+        assert tolerate or not n.spec.taints
+        required = p.spec.affinity.node_affinity.required  # type: ignore[union-attr]
+        assert required is not None
+        matching = [
+            m.metadata.name for m in nodes if required.matches(m.metadata.name, m.metadata.labels)
+        ]
+        assert matching == [n.metadata.name]

@@ -160,8 +160,10 @@ class _Subscription:
 class KubernetesBackend:
     """A real cluster as a schedframe :class:`~schedframe.backends.Backend`.
 
-    The Lister side is one :class:`Reflector` per kind (namespaces, nodes,
-    PodDisruptionBudgets, and pods other than Succeeded/Failed ones), each keeping a local store
+    The Lister side is one :class:`Reflector` per kind of :data:`~schedframe.backends.KINDS`
+    (namespaces, nodes, PodDisruptionBudgets, the Services, ReplicationControllers,
+    ReplicaSets and StatefulSets default spreading reads, and pods other than Succeeded/Failed
+    ones), each keeping a local store
     that :meth:`list` reads and :meth:`subscribe` streams, exactly like
     :class:`~schedframe.backends.MemoryBackend`. The Binder side calls the API server:
     ``pods/{name}/binding``, ``pods/{name}/status`` (strategic merge), pod deletion and
@@ -295,7 +297,7 @@ class KubernetesBackend:
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self, timeout: float | None = 60.0, *, stop: threading.Event | None = None) -> None:
-        """List every kind (namespaces, nodes, budgets, then pods), deliver them, then start
+        """List every kind (in :data:`KINDS` order, pods last), deliver them, then start
         the watches. Blocks until the first lists are done (client-go ``WaitForCacheSync``).
 
         Args:
@@ -408,7 +410,7 @@ class KubernetesBackend:
         return reflector.get(namespace, name)
 
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
-        """Replay every stored object as ``ADDED`` (namespaces, nodes, budgets, pods), then
+        """Replay every stored object as ``ADDED`` (in :data:`KINDS` order, pods last), then
         deliver each later change once, in the order the reflectors applied them."""
         with self._lock:
             subscription = _Subscription(self, callback)
