@@ -8,7 +8,11 @@ patches, deletions, events). Any object satisfying :class:`Backend` (:class:`Lis
 
 from __future__ import annotations
 
-from schedframe.backends._admission import admit_priority, default_priority_class
+from schedframe.backends._admission import (
+    admit_priority,
+    default_priority_class,
+    validate_priority_class,
+)
 from schedframe.backends._memory import OPERATIONS, STORED_KINDS, Event, MemoryBackend
 from schedframe.backends._protocols import (
     KINDS,
@@ -32,4 +36,5 @@ __all__ = [
     "WatchEvent",
     "admit_priority",
     "default_priority_class",
+    "validate_priority_class",
 ]

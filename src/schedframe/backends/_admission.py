@@ -12,7 +12,7 @@ import attrs
 from schedframe.errors import BackendError
 from schedframe.objects import SYSTEM_PRIORITY_CLASSES, Pod, PriorityClass
 
-__all__ = ["admit_priority", "default_priority_class"]
+__all__ = ["admit_priority", "default_priority_class", "validate_priority_class"]
 
 _PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
@@ -98,3 +98,23 @@ def admit_priority(pod: Pod, classes: Iterable[PriorityClass]) -> Pod:
             spec, priority=priority, priority_class_name=name, preemption_policy=policy
         ),
     )
+
+
+def validate_priority_class(pc: PriorityClass, classes: Iterable[PriorityClass]) -> None:
+    """Reject a second ``globalDefault`` class, as the Priority plugin validates a
+    PriorityClass on create and update (upstream ``validatePriorityClass``).
+
+    Raises:
+        BackendError: 403 ``Forbidden``: ``PriorityClass X is already marked as default.
+            Only one default can exist``.
+    """
+    if not pc.global_default:
+        return
+    default = default_priority_class(classes)
+    if default is not None and default.name != pc.name:
+        raise BackendError(
+            f'priorityclasses.scheduling.k8s.io "{pc.name}" is forbidden: PriorityClass '
+            f"{default.name} is already marked as default. Only one default can exist",
+            reason="Forbidden",
+            code=403,
+        )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 import attrs
 
 from schedframe._evolve import evolve
-from schedframe.backends._admission import admit_priority
+from schedframe.backends._admission import admit_priority, validate_priority_class
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
 from schedframe.errors import BackendError
 from schedframe.objects import (
@@ -651,9 +651,13 @@ class MemoryBackend:
 
     def _create(self, kind: str, obj: object, now: datetime) -> _Object:
         assert isinstance(obj, _OBJECT_TYPES)
+        classes = [
+            pc for pc in self._store["PriorityClass"].values() if isinstance(pc, PriorityClass)
+        ]
         if isinstance(obj, Pod):
-            classes = self._store["PriorityClass"].values()
-            obj = admit_priority(obj, [pc for pc in classes if isinstance(pc, PriorityClass)])
+            obj = admit_priority(obj, classes)
+        elif isinstance(obj, PriorityClass):
+            validate_priority_class(obj, classes)
         key = _key(kind, obj)
         if key in self._store[kind]:
             raise BackendError(
@@ -665,6 +669,11 @@ class MemoryBackend:
 
     def _update(self, kind: str, obj: object, *, check_version: bool) -> _Object:
         assert isinstance(obj, _OBJECT_TYPES)
+        if isinstance(obj, PriorityClass):
+            stored_classes = self._store["PriorityClass"].values()
+            validate_priority_class(
+                obj, [pc for pc in stored_classes if isinstance(pc, PriorityClass)]
+            )
         key = _key(kind, obj)
         stored = self._store[kind].get(key)
         if stored is None:

@@ -212,3 +212,15 @@ def test_admission_resolves_the_class_or_rejects_and_is_idempotent(
         assert admitted.spec.priority == value
     elif priority is not None:
         assert admitted == given_pod
+
+
+def test_only_one_default_class_can_exist() -> None:
+    backend = MemoryBackend([DEFAULT1])
+    with pytest.raises(BackendError) as info:
+        backend.create(DEFAULT2)
+    assert str(info.value) == (
+        'priorityclasses.scheduling.k8s.io "default2" is forbidden: PriorityClass default1 is '
+        "already marked as default. Only one default can exist"
+    )
+    backend.update(DEFAULT1)  # the default itself may be updated
+    backend.create(NON_DEFAULT)
