@@ -20,40 +20,52 @@ _Workload = Service | ReplicationController | ReplicaSet | StatefulSet
 class WorkloadStore:
     """A :class:`~schedframe.framework.WorkloadLister` over a set of objects.
 
-    Thread-safe: writers copy the store of one kind, readers take no lock.
+    Thread-safe: writers hold a lock; readers take none (a single dict lookup, and each
+    namespace's Services are a tuple replaced whole).
     """
 
     def __init__(self, objects: Iterable[object] = ()) -> None:
         self._lock = threading.Lock()
         self._by_kind: dict[type, dict[tuple[str, str], _Workload]] = {t: {} for t in _TYPES}
+        # Services by namespace, in name order: read for every pod, rebuilt per namespace on
+        # the (rare) writes.
+        self._service_names: dict[str, dict[str, Service]] = {}
+        self._services: dict[str, tuple[Service, ...]] = {}
         for obj in objects:
             self.set(obj)
+
+    def _index_service(self, svc: Service, *, present: bool) -> None:
+        ns, name = svc.metadata.namespace, svc.metadata.name
+        names = self._service_names.setdefault(ns, {})
+        if present:
+            names[name] = svc
+        else:
+            names.pop(name, None)
+        self._services[ns] = tuple(names[n] for n in sorted(names))
 
     def set(self, obj: object) -> bool:
         """Add or replace ``obj``; False (and nothing stored) for another kind."""
         if not isinstance(obj, _TYPES):
             return False
-        key = (obj.metadata.namespace, obj.metadata.name)
         with self._lock:
-            self._by_kind[type(obj)] = {**self._by_kind[type(obj)], key: obj}
+            self._by_kind[type(obj)][(obj.metadata.namespace, obj.metadata.name)] = obj
+            if isinstance(obj, Service):
+                self._index_service(obj, present=True)
         return True
 
     def delete(self, obj: object) -> bool:
         """Forget ``obj`` (by kind, namespace and name); False for another kind."""
         if not isinstance(obj, _TYPES):
             return False
-        key = (obj.metadata.namespace, obj.metadata.name)
         with self._lock:
-            store = self._by_kind[type(obj)]
-            self._by_kind[type(obj)] = {k: v for k, v in store.items() if k != key}
+            self._by_kind[type(obj)].pop((obj.metadata.namespace, obj.metadata.name), None)
+            if isinstance(obj, Service):
+                self._index_service(obj, present=False)
         return True
 
     def services(self, namespace: str) -> Sequence[Service]:
         """Every Service of ``namespace``, by name."""
-        store = self._by_kind[Service]
-        return [
-            s for (ns, _), s in sorted(store.items()) if ns == namespace and isinstance(s, Service)
-        ]
+        return self._services.get(namespace, ())
 
     def replication_controller(self, namespace: str, name: str) -> ReplicationController | None:
         """A ReplicationController, or ``None``."""
