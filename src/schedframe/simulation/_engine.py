@@ -764,9 +764,14 @@ def simulate(
     """Run a workload on a cluster with a real scheduler in deterministic virtual time.
 
     Args:
-        cluster: Nodes, Namespaces, PodDisruptionBudgets and Pods. Pods with
-            ``spec.nodeName`` are already running; unbound ones arrive at time 0.
-        workload: the pods to schedule and when (see :func:`load_workload`).
+        cluster: Nodes, Namespaces, PodDisruptionBudgets and Pods; PriorityClasses (every
+            pod goes through Priority admission); Services, ReplicationControllers,
+            ReplicaSets and StatefulSets (default spreading's selectors). Other objects
+            (Deployments, Jobs, DaemonSets of a dump: their pods are in it) are ignored. Pods
+            with ``spec.nodeName`` are already running; unbound ones arrive at time 0;
+            Succeeded and Failed ones are left out, as the scheduler never sees them.
+        workload: the pods to schedule and when (see :func:`load_workload`); its
+            DaemonSets are expanded here, one pod per node that admits them.
         config: a ``KubeSchedulerConfiguration``, a path, a mapping, or ``None`` for
             kube-scheduler's defaults.
         registry: where plugins come from; by default every installed entry point.
