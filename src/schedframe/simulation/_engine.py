@@ -792,6 +792,8 @@ def simulate(
         ConfigError: the configuration is invalid or names an unknown plugin (the message
             names the file when ``config`` is a path).
         PluginError: a plugin failed to build.
+        BackendError: Priority admission rejects a pod (403 ``Forbidden``: an unknown
+            ``priorityClassName``, or a ``spec.priority`` the class contradicts).
     """
     from schedframe.config import KubeSchedulerConfiguration, load_config
     from schedframe.runtime import Registry
