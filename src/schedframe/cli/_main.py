@@ -437,7 +437,7 @@ def explain(
             pods=pods,
             namespaces=[o for o in cluster if isinstance(o, Namespace)],
             pdbs=[o for o in cluster if isinstance(o, PodDisruptionBudget)],
-            workloads=cluster,
+            workloads=[*cluster, *workload.objects],
             priority_classes=[o for o in cluster if isinstance(o, PriorityClass)],
             config=config,
             profile=profile,
