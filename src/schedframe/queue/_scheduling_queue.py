@@ -405,7 +405,8 @@ class SchedulingQueue:
 
         The activeQ's head, or, when it is empty and ``pop_from_backoff_q`` is on, the head of
         the backoffQ (not of the error heap), whether its backoff is over or not. Increments
-        the scheduling cycle and the pod's ``attempts``.
+        the scheduling cycle and the pod's ``attempts``, and empties its
+        ``unschedulable_plugins`` and ``pending_plugins`` for the new attempt.
 
         Args:
             block: wait (in real time) until a pod arrives or the queue is closed.
@@ -436,6 +437,11 @@ class SchedulingQueue:
                     assert qpi is not None
                 self._touch(qpi.pod.uid)  # out of the queue: its nomination's version counts
                 if self._active.move_to_in_flight(qpi):
+                    # A new attempt: who rejected the last one no longer matters (upstream's
+                    # activeQ pop resets both sets), so an attempt ending in an error is not
+                    # taken for a rejection by the previous attempt's plugins.
+                    qpi.unschedulable_plugins.clear()
+                    qpi.pending_plugins.clear()
                     return qpi
                 # The same pod got queued while in flight (a bug upstream guards against too):
                 # discard this copy and pop the next one.

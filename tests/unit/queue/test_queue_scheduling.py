@@ -329,8 +329,8 @@ def test_add_with_reverse_priority_less_func() -> None:
     pop(q, MED_POD)
 
 
-def test_pop_preserves_pending_plugins() -> None:
-    """TestPop (with hints)."""
+def test_pop_empties_pending_plugins() -> None:
+    """TestPop (with hints): the popped entry has no PendingPlugins left from before."""
     pod = make_pod("targetpod", uid="pod1")
     q, _ = new_queue({PV_ADD: [("fooPlugin1", queue_hint)]})
     q.add(pod)
@@ -339,7 +339,7 @@ def test_pop_preserves_pending_plugins() -> None:
     q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)
     q.move_all_to_active_or_backoff_queue(PV_ADD)
     popped = pop(q, pod)
-    assert popped.pending_plugins == {"fooPlugin1"}
+    assert popped.pending_plugins == set()
 
 
 def test_pop_order_ties_broken_by_insertion() -> None:
@@ -636,8 +636,8 @@ def test_in_flight_concurrent_event_for_pending_plugin() -> None:
     assert q.in_flight_pods() == [] and q.in_flight_events() == []
 
 
-def test_in_flight_popped_pod_preserves_plugins() -> None:
-    """Test_InFlightPods: "popped pod preserves UnschedulablePlugins and PendingPlugins"."""
+def test_in_flight_popped_pod_has_empty_plugins() -> None:
+    """Test_InFlightPods: "popped pod must have empty UnschedulablePlugins and PendingPlugins"."""
     q, _ = new_queue({PV_ADD: [("fooPlugin1", queue_hint)]})
     q.add(POD1)
     popped = pop(q, POD1)
@@ -648,8 +648,8 @@ def test_in_flight_popped_pod_preserves_plugins() -> None:
     q.move_all_to_active_or_backoff_queue(PV_ADD)
     assert where(q, POD1) == "active"  # a Pending plugin said Queue: no backoff
     popped = pop(q, POD1)
-    assert popped.unschedulable_plugins == {"fooPlugin2"}
-    assert popped.pending_plugins == {"fooPlugin1"}
+    assert popped.unschedulable_plugins == set()
+    assert popped.pending_plugins == set()
 
 
 def test_in_flight_pop_twice_for_same_pod_is_discarded() -> None:
@@ -1418,6 +1418,32 @@ def test_backoff_flow(pop_from_backoff_q: bool) -> None:
         clock.step(backoff)
         q.flush_backoff_q_completed()
         assert where(q, pod) == "active"
+
+
+def test_error_after_unschedulable_attempt_goes_to_error_backoff() -> None:
+    """A pod rejected once, then failing with an error, is retried after the 1 s error backoff:
+    the pop emptied its rejector sets, so the error is not taken for the old rejection."""
+    q, clock = new_queue({NODE_ADD: [("fooPlugin1", queue_hint)]})
+    pod = make_pod("p")
+    q.add(pod)
+    first = pop(q, pod)
+    first.unschedulable_plugins = {"fooPlugin1"}
+    q.add_unschedulable_if_not_present(first, q.scheduling_cycle)
+    assert where(q, pod) == "unschedulable"
+    clock.step(10)  # backoff over: the event sends it straight to the activeQ
+    q.move_all_to_active_or_backoff_queue(NODE_ADD)
+    second = pop(q, pod)
+    assert second.unschedulable_plugins == set() and second.pending_plugins == set()
+    q.add_unschedulable_if_not_present(second, q.scheduling_cycle)  # an error: no rejector
+    assert where(q, pod) == "backoff"
+    assert second.consecutive_errors_count == 1
+    assert second.backoff_expiration == clock.now() + 1.0
+    clock.step(1.0)
+    q.flush_backoff_q_completed()
+    assert where(q, pod) == "backoff"  # the expiry's own window is still waited out
+    clock.step(1.0)
+    q.flush_backoff_q_completed()
+    assert where(q, pod) == "active"
 
 
 def test_recently_tried_pods_go_back() -> None:
