@@ -60,6 +60,7 @@ from schedframe.queue import (
     SchedulingQueue,
 )
 from schedframe.runtime import Framework
+from schedframe.testing import queue as qt
 
 # --------------------------------------------------------------------------------------------
 # Fixtures: clock, pods, plugins
@@ -1977,3 +1978,181 @@ def test_concurrent_producers_and_consumers() -> None:
     assert not any(t.is_alive() for t in consumers + producers)
     assert len(popped) == len(set(popped)) == 600
     assert len(q) == 0 and q.in_flight_pods() == []
+
+
+# --------------------------------------------------------------------------------------------
+# The seams of schedframe.testing.queue, and upstream's cases with queueing hints off
+# (SchedulingQueue(queueing_hints=False), upstream SchedulerQueueingHints=false)
+# --------------------------------------------------------------------------------------------
+
+
+def _at(q: SchedulingQueue, *pods_and_where: tuple[str, str | None]) -> None:
+    for uid, want in pods_and_where:
+        assert qt.location(q, uid) == want, uid
+
+
+# --------------------------------------------------------------------------------------------
+# Seams
+# --------------------------------------------------------------------------------------------
+
+
+def test_put_and_location() -> None:
+    q, clock = new_queue()
+    a, b, c = (qpi(make_pod(n), timestamp=clock.now()) for n in "abc")
+    b.unschedulable_count = 1
+    qt.put_in_active_q(q, a)
+    qt.put_in_backoff_q(q, b)
+    qt.put_in_unschedulable_pods(q, c)
+    _at(q, (a.pod.uid, qt.ACTIVE_Q), (b.pod.uid, qt.BACKOFF_Q), (c.pod.uid, qt.UNSCHEDULABLE_PODS))
+    assert qt.location(q, make_pod("zzz")) is None
+    with pytest.raises(ValueError, match="already in backoffQ"):
+        qt.put_in_active_q(q, b)
+    assert pop(q).pod.uid == a.pod.uid
+    assert qt.location(q, a.pod) == qt.IN_FLIGHT
+    assert q.gated_pods() == []  # no PreEnqueue ran
+
+
+def test_pop_and_discard_backoff_completed() -> None:
+    q, clock = new_queue()
+    entries: list[QueuedPodInfo] = []
+    for i, count in enumerate((1, 1, 3)):
+        entry = qpi(make_pod(f"p{i}"), "plugin", timestamp=clock.now())
+        entry.unschedulable_count = count
+        qt.put_in_backoff_q(q, entry)
+        entries.append(entry)
+    error = qpi(make_pod("err"), timestamp=clock.now())
+    error.consecutive_errors_count = 1
+    qt.put_in_backoff_q(q, error)
+    assert qt.pop_backoff_completed(q) == []
+    clock.step(2)  # 1 s backoffs done (and their window), the 4 s one not
+    got = qt.pop_backoff_completed(q)
+    assert [e.pod.name for e in got] == ["p0", "p1", "err"]
+    assert all(qt.location(q, e.pod) is None for e in got)
+    assert q.active_pods() == []  # popped, not moved to the activeQ
+    clock.step(10)
+    assert qt.discard_backoff_completed(q) == 1
+    assert len(q) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Queueing hints off
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("queueing_hints", [True, False], ids=["with-hints", "without-hints"])
+def test_pop(queueing_hints: bool) -> None:
+    """TestPop: a Pending plugin's Queue skips the backoff; the popped entry has no plugins."""
+    pod = make_pod("targetpod", uid="pod1")
+    q, _ = new_queue({PV_ADD: [("fooPlugin1", queue_hint)]}, queueing_hints=queueing_hints)
+    q.add(pod)
+    popped = pop(q, pod)
+    popped.pending_plugins = {"fooPlugin1"}
+    q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)
+    _at(q, (pod.uid, qt.UNSCHEDULABLE_PODS))
+    q.move_all_to_active_or_backoff_queue(PV_ADD)
+    _at(q, (pod.uid, qt.ACTIVE_Q))
+    popped = pop(q, pod)
+    assert popped.pending_plugins == set() and popped.unschedulable_plugins == set()
+
+
+def test_without_hints_every_registered_event_queues() -> None:
+    """buildQueueingHintMap with the gate off: a QueueSkip hint is not consulted."""
+    q, clock = new_queue({EVENT_NODE_ADD: [("fooPlugin", skip_hint)]}, queueing_hints=False)
+    assert q.queueing_hints is False
+    q.add(HIGH_POD)
+    info = pop(q, HIGH_POD)
+    info.unschedulable_plugins = {"fooPlugin"}
+    q.add_unschedulable_if_not_present(info, q.scheduling_cycle)
+    _at(q, (HIGH_POD.uid, qt.UNSCHEDULABLE_PODS))
+    q.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD)
+    _at(q, (HIGH_POD.uid, qt.BACKOFF_Q))
+
+
+def test_without_hints_nothing_is_tracked_in_flight() -> None:
+    q, _ = new_queue({PV_ADD: [("fooPlugin", queue_hint)]}, queueing_hints=False)
+    q.add(HIGH_POD)
+    pop(q, HIGH_POD)
+    q.move_all_to_active_or_backoff_queue(PV_ADD)
+    assert q.in_flight_pods() == [] and q.in_flight_events() == []
+    assert q.scheduling_cycle == 1
+    assert qt.location(q, HIGH_POD) is None
+
+
+@pytest.mark.parametrize(
+    ("move_during_cycle", "plugins", "want"),
+    [
+        pytest.param(True, ("plugin",), qt.BACKOFF_Q, id="move request during the cycle: backoffQ"),
+        pytest.param(False, ("plugin",), qt.UNSCHEDULABLE_PODS, id="no move request: pool"),
+        pytest.param(False, (), qt.BACKOFF_Q, id="an error: backoffQ"),
+    ],
+)
+def test_without_hints_add_unschedulable_follows_the_move_request_cycle(
+    move_during_cycle: bool, plugins: tuple[str, ...], want: str
+) -> None:
+    """addUnschedulableWithoutQueueingHint (TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff
+    with the gate off)."""
+    q, _ = new_queue({PV_ADD: [("plugin", queue_hint)]}, queueing_hints=False)
+    q.add(MED_POD)
+    info = pop(q, MED_POD)
+    cycle = q.scheduling_cycle
+    if move_during_cycle:
+        q.move_all_to_active_or_backoff_queue(PV_ADD)
+    info.unschedulable_plugins = set(plugins)
+    q.add_unschedulable_if_not_present(info, cycle)
+    _at(q, (MED_POD.uid, want))
+
+
+def test_without_hints_many_pods_after_a_move_request() -> None:
+    """TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff, gate off."""
+    q, _ = new_queue(queueing_hints=False)
+    pods = [make_pod(f"pod{i}", ns=f"ns{i}", uid=f"upns{i}", priority=i) for i in range(10)]
+    for p in pods:
+        q.add(p)
+    for i in range(9, 0, -1):
+        pop(q, pods[i])
+    q.move_all_to_active_or_backoff_queue(EVENT_UNSCHEDULABLE_TIMEOUT)
+    cycle = q.scheduling_cycle
+    pop(q, pods[0])
+    for p in pods[1:]:
+        q.add_unschedulable_if_not_present(qpi(p, "plugin"), cycle)
+    assert sorted(p.name for p in q.backoff_pods()) == sorted(p.name for p in pods[1:])
+
+
+@pytest.mark.parametrize(
+    ("change", "backoff_over", "want"),
+    [
+        pytest.param("annotation", False, qt.BACKOFF_Q, id="updated, backing off: backoffQ"),
+        pytest.param("annotation", True, qt.ACTIVE_Q, id="updated, backoff over: activeQ"),
+        pytest.param("status", False, qt.UNSCHEDULABLE_PODS, id="status only: stays"),
+    ],
+)
+def test_without_hints_update_of_a_pooled_pod(change: str, backoff_over: bool, want: str) -> None:
+    """Update with the gate off: isPodUpdated alone decides (no hint is asked)."""
+    q, clock = new_queue({PV_ADD: [("plugin", skip_hint)]}, queueing_hints=False)
+    q.add(UNSCHEDULABLE_POD)
+    info = pop(q, UNSCHEDULABLE_POD)
+    info.unschedulable_plugins = {"plugin"}
+    q.add_unschedulable_if_not_present(info, q.scheduling_cycle)
+    _at(q, (UNSCHEDULABLE_POD.uid, qt.UNSCHEDULABLE_PODS))
+    if backoff_over:
+        clock.step(10)
+    if change == "annotation":
+        new = with_meta(UNSCHEDULABLE_POD, annotations={"foo": "bar"})
+    else:
+        new = UNSCHEDULABLE_POD.with_nominated_node_name("node9")
+    q.update(UNSCHEDULABLE_POD, new)
+    _at(q, (UNSCHEDULABLE_POD.uid, want))
+
+
+def test_without_hints_activate_of_an_in_flight_pod_counts_as_a_move_request() -> None:
+    """Activate, gate off: the pod is not tracked, but the move request cycle advances, so its
+    failure sends it to the backoffQ."""
+    q, clock = new_queue(queueing_hints=False)
+    assert isinstance(clock, FakeClock)
+    q.add(HIGH_POD)
+    info = pop(q, HIGH_POD)
+    cycle = q.scheduling_cycle
+    q.activate([HIGH_POD])
+    info.unschedulable_plugins = {"plugin"}
+    q.add_unschedulable_if_not_present(info, cycle)
+    _at(q, (HIGH_POD.uid, qt.BACKOFF_Q))
