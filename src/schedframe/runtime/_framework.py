@@ -393,6 +393,8 @@ class Framework:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
+        async_runner: Callable[[Callable[[], None]], None] | None = None,
+        pod_lister: Callable[[str, str], Pod | None] | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
 
@@ -408,6 +410,8 @@ class Framework:
         )
         self._nominator: fw.Nominator = nominator if nominator is not None else _SimpleNominator()
         self._activator = activator
+        self._async_runner = async_runner
+        self._pod_lister = pod_lister
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._parallelism = parallelism
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
@@ -852,6 +856,22 @@ class Framework:
         """Ask the queue to activate ``pods`` (no-op without a scheduler)."""
         if self._activator is not None:
             self._activator(pods)
+
+    def run_async(self, task: Callable[[], None]) -> None:
+        """Run ``task`` off the scheduling cycle (upstream starts a goroutine): on the
+        scheduler's workers, or, in deterministic mode, once the current cycle has ended.
+        Without a scheduler it runs at once."""
+        if self._async_runner is not None:
+            self._async_runner(task)
+        else:
+            task()
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        """The pod ``namespace/name`` as the scheduler's informer last saw it (upstream's pod
+        lister), or ``None``; always ``None`` without a scheduler."""
+        if self._pod_lister is None:
+            return None
+        return self._pod_lister(namespace, name)
 
     # -- running the extension points --------------------------------------------------------
 

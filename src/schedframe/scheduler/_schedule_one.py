@@ -778,7 +778,7 @@ def scheduling_cycle(
         if post_status.code is Code.ERROR:
             log.error("PostFilter for pod %s failed: %s", pod.key, post_status.message())
         nominating = post_result.nominating_info if post_result is not None else None
-        victims = sched.preemption_victims(pod.uid)
+        victims = sched.preemption_victims(pod.uid, state)
         if victims and nominating is not None and nominating.nominated_node_name:
             sched.notify(
                 "schedframe_preemption",

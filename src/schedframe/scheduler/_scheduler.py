@@ -93,9 +93,13 @@ class _ObservingRecorder(RecordingEventRecorder):
         super().eventf(regarding, related, event_type, reason, action, note)
 
     def take_victims(self, preemptor_uid: str) -> list[Pod]:
-        """The victims recorded for ``preemptor_uid`` since the last call."""
+        """The victims recorded for ``preemptor_uid`` since the last call. Entries of other
+        preemptors go too: evictions run off the cycle (async preemption) are reported from
+        the chosen candidate instead, so nothing is kept for them."""
         with self._lock:
-            return self._victims.pop(preemptor_uid, [])
+            victims = self._victims.pop(preemptor_uid, [])
+            self._victims.clear()
+            return victims
 
 
 class _QueueNominator:
@@ -213,6 +217,8 @@ class Scheduler:
                 activator=self._activate,
                 waiting_pods=self.waiting_pods,
                 parallelism=config.parallelism,
+                async_runner=self._submit,
+                pod_lister=self.pod_store.get,
             )
 
         self.queue: QueueLike = cast(
@@ -628,9 +634,21 @@ class Scheduler:
         except Exception:
             log.exception("observer hook %s failed", hook)
 
-    def preemption_victims(self, preemptor_uid: str) -> list[Pod]:
-        """Victims preemption evicted for ``preemptor_uid`` since the last call."""
-        return self.event_recorder.take_victims(preemptor_uid)
+    def preemption_victims(
+        self, preemptor_uid: str, state: fw.CycleState | None = None
+    ) -> list[Pod]:
+        """Victims preemption evicted for ``preemptor_uid`` since the last call; when none were
+        evicted yet (async preemption evicts them after the cycle), the victims not already
+        terminating of the candidate the Evaluator chose, as recorded in ``state``."""
+        victims = self.event_recorder.take_victims(preemptor_uid)
+        if victims or state is None:
+            return victims
+        from schedframe.preemption import CHOSEN_CANDIDATE_KEY
+
+        chosen = state.get(CHOSEN_CANDIDATE_KEY)
+        if chosen is None:
+            return []
+        return [v for v in chosen.victims.pods if v.deletion_timestamp is None]
 
     def _activate(self, pods: Iterable[Pod]) -> None:
         self.queue.activate(list(pods))
