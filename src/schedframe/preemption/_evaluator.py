@@ -89,8 +89,9 @@ MSG_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 MSG_NO_CANDIDATE: Final = "no candidate node for preemption"
 
 #: ``preempt_pod(candidate, preemptor, victim, plugin_name)``: evicts one victim; raises on
-#: failure (upstream's ``PreemptPod`` field, replaceable in tests).
-PreemptPodFunc = Callable[[Candidate, "Pod", "Pod", str], None]
+#: failure; returns True when the victim was preempted in the scheduler's memory only (a
+#: waiting pod), without a deletion (upstream's ``PreemptPod`` field, replaceable in tests).
+PreemptPodFunc = Callable[[Candidate, "Pod", "Pod", str], "bool | None"]
 
 
 class Evaluator:
@@ -106,9 +107,10 @@ class Evaluator:
             :meth:`prepare_candidate_async`.
 
     Attributes:
-        preempt_pod: evicts one victim; the default rejects a waiting (Permit) victim or
-            deletes it through the binder after adding the ``DisruptionTarget`` condition, then
-            records a ``Preempted`` event on it. Replace it to intercept evictions.
+        preempt_pod: evicts one victim; the default preempts a waiting (Permit) victim in
+            memory (``WaitingPod.preempt``: it goes back to the backoffQ) or else deletes it
+            through the binder after adding the ``DisruptionTarget`` condition, then records a
+            ``Preempted`` event on it. Replace it to intercept evictions.
     """
 
     def __init__(
@@ -351,7 +353,8 @@ class Evaluator:
         the nominated node of lower-priority pods nominated to ``c.name``, evicts every victim
         but the last, then - if those all went - records the last one as pending and evicts
         it, and finally unmarks the preemptor. If any step failed, the preemptor is activated
-        so it is not left in the unschedulable pool.
+        so it is not left in the unschedulable pool; so it is too when the last victim was
+        preempted in memory (a waiting pod), which sends no deletion event.
         """
         victims = [v for v in c.victims.pods if v.deletion_timestamp is None]
         for skipped in c.victims.pods:
@@ -392,7 +395,9 @@ class Evaluator:
                     with self._mu:
                         self._last_victim_pending[uid] = (last.namespace, last.name)
                     try:
-                        self.preempt_pod(c, pod, last, plugin_name)
+                        if self.preempt_pod(c, pod, last, plugin_name):
+                            # Preempted in memory: no deletion event will requeue the preemptor.
+                            failed = True
                     except Exception as exc:
                         log.error(
                             "async preemption of %s for %s failed: %s", last.key, pod.key, exc
@@ -433,11 +438,13 @@ class Evaluator:
         victim = get_pod(*pending) if get_pod is not None else None
         return victim is not None and victim.deletion_timestamp is None
 
-    def _preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod, plugin_name: str) -> None:
+    def _preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod, plugin_name: str) -> bool:
         waiting = self.handle.get_waiting_pod(victim.uid)
-        if waiting is not None:
-            waiting.reject(plugin_name, "preempted")
-            log.debug("preemptor %s rejected waiting pod %s", preemptor.key, victim.key)
+        in_memory = waiting is not None and waiting.preempt(plugin_name, "preempted")
+        note = f"Preempted by pod {preemptor.uid} on node {c.name}"
+        if in_memory:
+            log.debug("preemptor %s preempted waiting pod %s", preemptor.key, victim.key)
+            note += " (in kube-scheduler memory)."
         else:
             condition = PodCondition(
                 type=DISRUPTION_TARGET,
@@ -454,12 +461,8 @@ class Evaluator:
                 if exc.code != 404:
                     raise
                 log.debug("victim %s is already deleted", victim.key)
-                return
+                return False
         self.handle.event_recorder.eventf(
-            victim,
-            preemptor,
-            "Normal",
-            "Preempted",
-            "Preempting",
-            f"Preempted by pod {preemptor.uid} on node {c.name}",
+            victim, preemptor, "Normal", "Preempted", "Preempting", note
         )
+        return in_memory

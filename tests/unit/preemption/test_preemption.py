@@ -491,7 +491,9 @@ class _NoTimers:
         pass
 
 
-def test_waiting_victim_is_rejected_not_deleted() -> None:
+def test_waiting_victim_is_preempted_in_memory_not_deleted() -> None:
+    """WaitingPod.Preempt (upstream #135719): the waiting victim leaves Permit with an Error
+    (error backoff, not the unschedulable pool) and is not deleted."""
     fwk, backend = cluster([node("node1")], [_VICTIM1])
     waiting = WaitingPod(_VICTIM1, {"Gate": 60.0}, _NoTimers(), "node1")
     fwk.waiting_pods.add(waiting)
@@ -500,11 +502,39 @@ def test_waiting_victim_is_rejected_not_deleted() -> None:
         Candidate("node1", Victims([_VICTIM1])), _PREEMPTOR, "DefaultPreemption"
     )
     assert status is None
-    assert waiting.status == fw.Status(
-        fw.Code.UNSCHEDULABLE, "preempted", plugin="DefaultPreemption"
-    )
+    assert waiting.status == fw.Status(fw.Code.ERROR, "preempted", plugin="DefaultPreemption")
     assert [p.name for p in stored_pods(backend)] == ["victim1"]
-    assert [e.reason for e in backend.events] == ["Preempted"]
+    assert [(e.reason, e.note) for e in backend.events] == [
+        (
+            "Preempted",
+            f"Preempted by pod {_PREEMPTOR.uid} on node node1 (in kube-scheduler memory).",
+        )
+    ]
+
+
+def test_victim_no_longer_waiting_is_deleted() -> None:
+    """Preempt returns False for a pod already allowed: the victim is deleted instead."""
+    fwk, backend = cluster([node("node1")], [_VICTIM1])
+    waiting = WaitingPod(_VICTIM1, {"Gate": 60.0}, _NoTimers(), "node1")
+    waiting.allow("Gate")
+    fwk.waiting_pods.add(waiting)
+    ev = preemption.Evaluator("DefaultPreemption", fwk, FakePostFilterPlugin())
+    assert waiting.preempt("DefaultPreemption", "preempted") is False
+    ev.prepare_candidate(Candidate("node1", Victims([_VICTIM1])), _PREEMPTOR, "DefaultPreemption")
+    assert waiting.status == fw.Status(fw.Code.SUCCESS)
+    assert stored_pods(backend) == []
+
+
+def test_async_preemption_of_a_waiting_last_victim_activates_the_preemptor() -> None:
+    """No deletion event follows an in-memory preemption, so the preemptor is activated."""
+    fwk, backend, tasks, activated = _async_cluster([_VICTIM1])
+    waiting = WaitingPod(_VICTIM1, {"Gate": 60.0}, _NoTimers(), "node1")
+    fwk.waiting_pods.add(waiting)
+    ev = preemption.Evaluator("DefaultPreemption", fwk, FakePostFilterPlugin())
+    ev.prepare_candidate_async(Candidate("node1", Victims([_VICTIM1])), _PREEMPTOR, "DP")
+    tasks.pop()()
+    assert waiting.status == fw.Status(fw.Code.ERROR, "preempted", plugin="DP")
+    assert activated == [["preemptor"]]
 
 
 def test_lower_priority_nominated_pods_lose_their_nomination() -> None:
