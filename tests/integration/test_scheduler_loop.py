@@ -631,3 +631,95 @@ def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
     backend.create(make_node("large", cpu=4000))
     sched.run_until_idle()
     assert _bound(backend) == {"default/big": "large"}
+
+
+# --------------------------------------------------------------------------------------------
+# NominatedNodeNameForExpectation: PreBindPreFlight, nominated node before PreBind
+# --------------------------------------------------------------------------------------------
+
+
+class FlightPreBind(fw.PreBindPlugin):
+    """PreBind work only for pods labelled ``prebind=yes``; notes the pod's nominatedNodeName
+    as the cluster holds it when PreBind runs."""
+
+    name: ClassVar[str] = "FlightPreBind"
+    seen: ClassVar[list[tuple[str, str]]] = []
+    backend: ClassVar[Any] = None
+
+    def __init__(self, args: object, handle: fw.Handle) -> None:
+        pass
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return None if pod.labels.get("prebind") == "yes" else Status(Code.SKIP)
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        stored = FlightPreBind.backend.get("Pod", pod.name)
+        FlightPreBind.seen.append((pod.name, stored.status.nominated_node_name))
+        return None
+
+
+@pytest.mark.parametrize(
+    ("enabled", "labels", "want_seen"),
+    [
+        pytest.param(True, {"prebind": "yes"}, [("p", "n1")], id="PreBind will work: nominated"),
+        pytest.param(True, {}, [], id="every PreBindPreFlight skips: PreBind not run"),
+        pytest.param(False, {"prebind": "yes"}, [("p", "")], id="gate off: no write"),
+        pytest.param(False, {}, [("p", "")], id="gate off: PreBind runs anyway"),
+    ],
+)
+def test_nominated_node_name_for_expectation(
+    enabled: bool, labels: dict[str, str], want_seen: list[tuple[str, str]]
+) -> None:
+    registry = Registry.discover()
+    registry.register("FlightPreBind", FlightPreBind)
+    cfg = config(profile(plugins={"preBind": {"enabled": [{"name": "FlightPreBind"}]}}))
+    sched, backend = new_scheduler(
+        cfg, [make_node("n1")], registry=registry, nominated_node_name_for_expectation=enabled
+    )
+    FlightPreBind.seen = []
+    FlightPreBind.backend = backend
+    backend.create(make_pod("p", labels=labels))
+    sched.run_until_idle()
+    assert _bound(backend) == {"default/p": "n1"}
+    assert FlightPreBind.seen == want_seen
+
+
+def test_waiting_pod_is_nominated_for_expectation() -> None:
+    """A pod waiting on Permit gets its nominated node even when no PreBind will work."""
+    sched, backend = _permit_scheduler()
+    backend.create(make_pod("w", labels={"permit": "wait"}))
+    assert sched.schedule_one()
+    pod = backend.get("Pod", "w")
+    assert isinstance(pod, Pod)
+    host = sched.results[pod.uid].suggested_host
+    assert pod.status.nominated_node_name == host
+    assert sched.queue.unschedulable_pods() == [] and sched.in_flight() == 1
+
+
+def test_pre_bind_pre_flight_error_fails_the_binding_cycle() -> None:
+    class Broken(fw.PreBindPlugin):
+        name: ClassVar[str] = "Broken"
+
+        def __init__(self, args: object, handle: fw.Handle) -> None:
+            pass
+
+        def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+            return Status(Code.UNSCHEDULABLE, "no")
+
+        def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+            raise AssertionError("PreBind must not run")
+
+    registry = Registry.discover()
+    registry.register("Broken", Broken)
+    cfg = config(profile(plugins={"preBind": {"enabled": [{"name": "Broken"}]}}))
+    sched, backend = new_scheduler(cfg, [make_node("n1")], registry=registry)
+    backend.create(make_pod("p"))
+    assert sched.schedule_one()
+    assert _bound(backend) == {}
+    notes = [e.note for e in backend.events if e.reason == "FailedScheduling"]
+    assert notes == [
+        'PreBindPreFlight Broken returned "Unschedulable", which is unsupported. '
+        "It is supposed to return Success, Skip, or Error status"
+    ]
+    assert sched.cache.is_assumed_pod(backend.get("Pod", "p")) is False  # type: ignore[arg-type]
+    assert [p.name for p in sched.queue.backoff_pods()] == ["p"]  # an error: backoff

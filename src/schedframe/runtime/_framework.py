@@ -1576,10 +1576,55 @@ class Framework:
 
         wp.on_done(done)
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """PreBind, in order; the first failure stops."""
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        """PreBindPreFlight of every PreBind plugin (upstream ``RunPreBindPreFlights``).
+
+        ``None`` (Success) when some plugin will do work in PreBind; ``SKIP`` when every one
+        skips (each is then left out of :meth:`run_pre_bind_plugins`); an ``Error`` for the
+        first plugin that fails or answers anything else. A plugin without a
+        ``pre_bind_pre_flight`` method counts as Success (it may do work in PreBind).
+        """
+        returning: Status | None = Status(Code.SKIP)
+        skipped: set[str] = set()
         for plugin in self.pre_bind_plugins:
             name = plugin.name
+            pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
+            if pre_flight is None:
+                returning = None
+                continue
+            try:
+                status = pre_flight(state, pod, node_name)
+            except Exception as exc:
+                return _raised(f'running PreBindPreFlight "{name}"', exc, name)
+            if status is None or status.is_success():
+                returning = None
+            elif status.is_skip():
+                skipped.add(name)
+            elif status.code is Code.ERROR:
+                return _as_error(f'running PreBindPreFlight "{name}"', status, name)
+            else:
+                message = (
+                    f'PreBindPreFlight {name} returned "{status.code!s}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status"
+                )
+                return Status(Code.ERROR, message, plugin=name)
+        state.skip_pre_bind_plugins = skipped
+        return returning
+
+    def will_wait_on_permit(self, pod: Pod) -> bool:
+        """Whether the pod waits on Permit (upstream ``WillWaitOnPermit``)."""
+        return self.waiting_pods.get(pod.uid) is not None
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind, in order; the first failure stops. Plugins whose PreBindPreFlight skipped
+        are not run."""
+        skipped = state.skip_pre_bind_plugins
+        for plugin in self.pre_bind_plugins:
+            name = plugin.name
+            if name in skipped:
+                continue
             prefix = f'running PreBind plugin "{name}"'
             try:
                 status = plugin.pre_bind(state, pod, node_name)

@@ -170,6 +170,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
+        queueing_hints: bool = True,
+        nominated_node_name_for_expectation: bool = True,
     ) -> None:
         from schedframe import queue as queue_module
         from schedframe.cache import Cache, Snapshot
@@ -185,6 +187,10 @@ class Scheduler:
         self.seed = seed if seed is not None else (0 if deterministic else None)
         self.rng = random.Random(self.seed)
         self.hooks = hooks
+        #: Upstream's ``NominatedNodeNameForExpectation``: PreBindPreFlight runs first in the
+        #: binding cycle, and a pod PreBind will work on (or that waits on Permit) gets its
+        #: ``nominatedNodeName`` set to the chosen node before the wait.
+        self.nominated_node_name_for_expectation = nominated_node_name_for_expectation
 
         self.cache: CacheLike = cast("CacheLike", Cache())
         self.snapshot: Snapshot = Snapshot()
@@ -228,6 +234,7 @@ class Scheduler:
                 clock=clock,
                 pod_initial_backoff=float(config.pod_initial_backoff_seconds),
                 pod_max_backoff=float(config.pod_max_backoff_seconds),
+                queueing_hints=queueing_hints,
             ),
         )
         self._nominator.queue = self.queue
@@ -284,6 +291,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
+        queueing_hints: bool = True,
+        nominated_node_name_for_expectation: bool = True,
     ) -> Scheduler:
         """Build a scheduler from a ``KubeSchedulerConfiguration``.
 
@@ -297,6 +306,10 @@ class Scheduler:
             deterministic: virtual time and binding without threads (see the module doc).
             hooks: a pluggy plugin manager whose ``schedframe_*`` hooks observe the scheduler.
             binding_workers: binding threads in real mode.
+            queueing_hints: use the plugins' queueing hints (upstream's
+                ``SchedulerQueueingHints`` gate); see ``SchedulingQueue(queueing_hints=...)``.
+            nominated_node_name_for_expectation: upstream's ``NominatedNodeNameForExpectation``
+                gate (PreBindPreFlight and the nominated node written before PreBind).
 
         Raises:
             ConfigError: the configuration is invalid, names an unknown plugin, or has bad args.
@@ -322,6 +335,8 @@ class Scheduler:
             deterministic=deterministic,
             hooks=hooks,
             binding_workers=binding_workers,
+            queueing_hints=queueing_hints,
+            nominated_node_name_for_expectation=nominated_node_name_for_expectation,
         )
 
     # -- running -----------------------------------------------------------------------------
