@@ -2156,3 +2156,44 @@ def test_without_hints_activate_of_an_in_flight_pod_counts_as_a_move_request() -
     info.unschedulable_plugins = {"plugin"}
     q.add_unschedulable_if_not_present(info, cycle)
     _at(q, (HIGH_POD.uid, qt.BACKOFF_Q))
+
+
+def test_move_all_to_active_or_backoff_queue_without_queueing_hint() -> None:
+    """TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithOutQueueingHint."""
+    q, clock = new_queue({NODE_ADD: [("fooPlugin", queue_hint)]}, queueing_hints=False)
+    q.add(MED_POD)
+    q.add_unschedulable_if_not_present(
+        new_qpi(q, clock, UNSCHEDULABLE_POD, "fooPlugin"), q.scheduling_cycle
+    )
+    q.add_unschedulable_if_not_present(new_qpi(q, clock, HIGH_POD, "fooPlugin"), q.scheduling_cycle)
+    hpp1 = make_pod("hpp1", priority=HIGH)
+    q.add_unschedulable_if_not_present(new_qpi(q, clock, hpp1), q.scheduling_cycle)  # backoffQ
+    hpp2 = make_pod("hpp2", priority=HIGH)
+    q.add_unschedulable_if_not_present(new_qpi(q, clock, hpp2, "barPlugin"), q.scheduling_cycle)
+    q.move_all_to_active_or_backoff_queue(NODE_ADD)
+    assert len(q.active_pods()) == 1
+    pop(q, MED_POD)
+    assert len(q.backoff_pods()) == 3  # hpp2 was not moved
+
+    clock.step(q.pod_max_backoff)
+    assert qt.discard_backoff_completed(q) == 3  # not in flight: hints are off
+    assert q.in_flight_pods() == []
+
+    for pod, plugins in (
+        (UNSCHEDULABLE_POD, ("fooPlugin",)),
+        (HIGH_POD, ("fooPlugin",)),
+        (hpp1, ()),
+    ):
+        q.add_unschedulable_if_not_present(new_qpi(q, clock, pod, *plugins), q.scheduling_cycle)
+    q.add(MED_POD)
+    # No move request since the last pop: the rejected pods wait in the pool.
+    for pod in (UNSCHEDULABLE_POD, HIGH_POD, hpp2):
+        assert qt.location(q, pod) == qt.UNSCHEDULABLE_PODS, pod.name
+    assert qt.location(q, hpp1) == qt.BACKOFF_Q
+
+    clock.step(q.pod_max_backoff)
+    q.flush_backoff_q_completed()
+    q.move_all_to_active_or_backoff_queue(NODE_ADD)
+    assert len(q.active_pods()) == 4
+    assert q.backoff_pods() == []
+    assert names(q.unschedulable_pods()) == ["hpp2"]  # not moved, whatever its backoff
