@@ -603,6 +603,25 @@ def test_preemption_end_to_end() -> None:
     assert seen == [("high", "n1", victims, "default-scheduler")]
 
 
+def test_async_preemption_in_real_mode_is_waited_for() -> None:
+    """The eviction task runs on a worker thread; run_until_idle waits for it (it counts as
+    in flight), so the preemptor is retried once its victims are gone."""
+    if "DefaultPreemption" in missing_default_plugins():
+        pytest.skip("DefaultPreemption is not installed")
+    sched, backend = new_scheduler(objects=[make_node("n1", cpu=1000)], deterministic=False)
+    with sched:
+        for i in range(3):
+            backend.create(make_pod(f"low{i}", cpu=300, priority=0))
+        sched.run_until_idle()
+        backend.create(make_pod("high", cpu=500, priority=100))
+        sched.run_until_idle()
+        assert sched.wait_for_bindings(timeout=30)
+        bound = _bound(backend)
+        assert bound.get("default/high") == "n1"
+        assert len(bound) == 2
+        assert sched.in_flight() == 0
+
+
 def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
     # The queue refuses a pod it already holds (an update re-added it meanwhile); the
     # FailedScheduling event and the PodScheduled condition must be written all the same,

@@ -223,7 +223,7 @@ class Scheduler:
                 activator=self._activate,
                 waiting_pods=self.waiting_pods,
                 parallelism=config.parallelism,
-                async_runner=self._submit,
+                async_runner=self._run_async,
                 pod_lister=self.pod_store.get,
             )
 
@@ -552,7 +552,8 @@ class Scheduler:
     # -- binding cycles ----------------------------------------------------------------------
 
     def in_flight(self) -> int:
-        """Binding cycles started and not finished (pods waiting on Permit included)."""
+        """Binding cycles started and not finished (pods waiting on Permit included), and
+        tasks run off the scheduling cycle (asynchronous preemption) not finished."""
         with self._in_flight_cond:
             return self._in_flight
 
@@ -569,6 +570,21 @@ class Scheduler:
         with self._in_flight_cond:
             self._in_flight += 1
         self._submit(task)
+
+    def _run_async(self, task: Callable[[], None]) -> None:
+        """Work a plugin runs off the scheduling cycle (asynchronous preemption): a task like a
+        binding cycle's, counted in :meth:`in_flight` until it ends, so that
+        :meth:`run_until_idle` and :meth:`wait_for_bindings` wait for it."""
+        with self._in_flight_cond:
+            self._in_flight += 1
+
+        def run() -> None:
+            try:
+                task()
+            finally:
+                self.binding_cycle_ended()
+
+        self._submit(run)
 
     def continue_binding_cycle(self, task: Callable[[], None]) -> None:
         """Continue a binding cycle whose Permit wait resolved: queued like a new task, so a
