@@ -1,7 +1,9 @@
 """The scheduling queue: which pod the scheduler tries next, and when a rejected pod comes back.
 
 Upstream: ``pkg/scheduler/backend/queue`` (``PriorityQueue``, the backoff and active queues, the
-nominator) with queueing hints and ``SchedulerPopFromBackoffQ`` enabled::
+nominator) with queueing hints and ``SchedulerPopFromBackoffQ`` enabled (each can be turned off:
+``queueing_hints=False``, ``pop_from_backoff_q=False``); the test seams are in
+:mod:`schedframe.testing.queue`::
 
     queue = SchedulingQueue(frameworks={"default-scheduler": fwk}, clock=clock)
     queue.add(pod)

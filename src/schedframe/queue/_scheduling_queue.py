@@ -1,8 +1,9 @@
 """The scheduling queue: activeQ, backoffQ, unschedulable pool, in-flight pods and nominator.
 
 Upstream: ``pkg/scheduler/backend/queue/scheduling_queue.go`` (``PriorityQueue``) with queueing
-hints and ``SchedulerPopFromBackoffQ`` enabled, as in kube-scheduler 1.33+. Method docstrings
-name the upstream function each one ports.
+hints and ``SchedulerPopFromBackoffQ`` enabled, as in kube-scheduler 1.33+; both can be turned
+off (``queueing_hints=False``, ``pop_from_backoff_q=False``) as their gates can upstream.
+Method docstrings name the upstream function each one ports.
 """
 
 from __future__ import annotations
