@@ -742,3 +742,31 @@ def test_pre_bind_pre_flight_error_fails_the_binding_cycle() -> None:
     ]
     assert sched.cache.is_assumed_pod(backend.get("Pod", "p")) is False  # type: ignore[arg-type]
     assert [p.name for p in sched.queue.backoff_pods()] == ["p"]  # an error: backoff
+
+
+def test_waiting_victim_is_preempted_in_memory_and_backs_off() -> None:
+    """A victim parked in Permit is preempted in memory (WaitingPod.preempt): its binding
+    cycle ends in an Error, so it goes through the error backoff, not the unschedulable pool,
+    and it is never deleted; the preemptor is activated and bound."""
+    if "DefaultPreemption" in missing_default_plugins():
+        pytest.skip("DefaultPreemption is not installed")
+    registry = Registry.discover()
+    registry.register("TestPermit", PermitByLabel)
+    cfg = config(profile(plugins={"permit": {"enabled": [{"name": "TestPermit"}]}}))
+    sched, backend = new_scheduler(cfg, [make_node("n1", cpu=1000)], registry=registry)
+    backend.create(make_pod("low", cpu=600, priority=0, labels={"permit": "wait"}))
+    assert sched.schedule_one()  # low waits on Permit, assumed on n1
+    fwk = sched.profiles["default-scheduler"]
+    low = backend.get("Pod", "low")
+    assert isinstance(low, Pod) and fwk.get_waiting_pod(low.uid) is not None
+    backend.create(make_pod("high", cpu=600, priority=100))
+    assert sched.schedule_one()  # high: no room; preemption picks low, evicted after the cycle
+    assert fwk.get_waiting_pod(low.uid) is None
+    assert [p.name for p in sched.queue.backoff_pods()] == ["low"]
+    assert backend.get("Pod", "low") is not None  # preempted in memory, not deleted
+    high = backend.get("Pod", "high")
+    assert isinstance(high, Pod)
+    notes = [e.note for e in backend.events if e.reason == "Preempted"]
+    assert notes == [f"Preempted by pod {high.uid} on node n1 (in kube-scheduler memory)."]
+    sched.run_until_idle()
+    assert _bound(backend) == {"default/high": "n1"}
