@@ -20,6 +20,7 @@ def _plugin(name: str, answer: Status | None | Exception | str) -> fw.Plugin:
     ran: list[str] = []
 
     class _PreBind(fw.PreBindPlugin):
+        name: ClassVar[str] = ""
         calls: ClassVar[list[str]] = ran
 
         def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
