@@ -651,6 +651,8 @@ def test_in_flight_popped_pod_has_empty_plugins() -> None:
     popped = pop(q, POD1)
     assert popped.unschedulable_plugins == set()
     assert popped.pending_plugins == set()
+    q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)  # failed: no rejector
+    assert where(q, POD1) == "backoff"
 
 
 def test_in_flight_pop_twice_for_same_pod_is_discarded() -> None:
