@@ -770,3 +770,34 @@ def test_waiting_victim_is_preempted_in_memory_and_backs_off() -> None:
     assert notes == [f"Preempted by pod {high.uid} on node n1 (in kube-scheduler memory)."]
     sched.run_until_idle()
     assert _bound(backend) == {"default/high": "n1"}
+
+
+@pytest.mark.parametrize(
+    ("queueing_hints", "want"),
+    [
+        pytest.param(True, ["big"], id="with hints: NodeResourcesFit's hint requeues it"),
+        pytest.param(False, [], id="without hints: preCheckForNode keeps it in the pool"),
+    ],
+)
+def test_node_add_pre_check_only_without_queueing_hints(
+    queueing_hints: bool, want: list[str]
+) -> None:
+    """A node with room but an untolerated NoSchedule taint: without hints the event handler's
+    pre-check (upstream preCheckForNode) leaves the pod in the pool."""
+    from schedframe.objects import NodeSpec, Taint
+
+    sched, backend = new_scheduler(
+        objects=[make_node("small", cpu=500)], queueing_hints=queueing_hints
+    )
+    backend.create(make_pod("big", cpu=1000))
+    assert sched.schedule_one()
+    assert [p.name for p in sched.queue.unschedulable_pods()] == ["big"]
+    tainted = make_node("tainted", cpu=2000)
+    tainted = Node(
+        metadata=tainted.metadata,
+        spec=NodeSpec(taints=(Taint(key="k", value="v", effect="NoSchedule"),)),
+        status=tainted.status,
+    )
+    backend.create(tainted)
+    moved = [p.name for p in sched.queue.backoff_pods() + sched.queue.active_pods()]
+    assert moved == want

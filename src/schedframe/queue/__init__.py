@@ -38,6 +38,7 @@ from schedframe.queue._events import (
     node_scheduling_properties_change,
     pod_scheduling_properties_change,
 )
+from schedframe.queue._precheck import admission_check, pre_check_for_node
 from schedframe.queue._scheduling_queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -74,8 +75,10 @@ __all__ = [
     "QueueingHintMap",
     "QueueingStrategy",
     "SchedulingQueue",
+    "admission_check",
     "build_queueing_hint_map",
     "is_pod_updated",
     "node_scheduling_properties_change",
     "pod_scheduling_properties_change",
+    "pre_check_for_node",
 ]
