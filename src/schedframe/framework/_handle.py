@@ -126,6 +126,12 @@ class WaitingPod(Protocol):
         """Reject the pod; it is unreserved and requeued."""
         ...
 
+    def preempt(self, plugin_name: str, message: str) -> bool:
+        """Preempt the pod in memory: it is unreserved and requeued as after an error (to the
+        backoffQ, not the unschedulable pool). False when it was no longer waiting (upstream
+        ``WaitingPod.Preempt``)."""
+        ...
+
 
 class EventRecorder(Protocol):
     """Records events.k8s.io/v1 Events about objects (upstream ``events.EventRecorder``)."""
