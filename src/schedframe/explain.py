@@ -434,6 +434,7 @@ def _build_framework(
         binder=binder,
         event_recorder=_NullRecorder(),
         parallelism=cfg.parallelism,
+        features=cfg.feature_gates,
     )
 
 

@@ -28,6 +28,7 @@ from schedframe.errors import (
     FieldIssue,
     PluginError,
 )
+from schedframe.features import FeatureGates
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
@@ -393,6 +394,7 @@ class Framework:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
+        features: FeatureGates | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
 
@@ -411,6 +413,7 @@ class Framework:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._parallelism = parallelism
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._features = features if features is not None else FeatureGates()
 
         self.plugins: dict[str, fw.Plugin] = {}
         self.pre_enqueue_plugins: list[fw.PreEnqueuePlugin] = []
@@ -795,6 +798,11 @@ class Framework:
     def rng(self) -> random.Random:
         """The scheduler's random source."""
         return self._rng
+
+    @property
+    def features(self) -> FeatureGates:
+        """The feature gates this profile runs with (upstream ``feature.Features``)."""
+        return self._features
 
     @property
     def parallelism(self) -> int:

@@ -213,6 +213,7 @@ class Scheduler:
                 activator=self._activate,
                 waiting_pods=self.waiting_pods,
                 parallelism=config.parallelism,
+                features=config.feature_gates,
             )
 
         self.queue: QueueLike = cast(
