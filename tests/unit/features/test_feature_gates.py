@@ -49,7 +49,10 @@ def test_overrides_win_and_are_sorted() -> None:
     )
     assert gates.enabled("NodeDeclaredFeatures") and gates.enabled("DRAExtendedResource")
     assert [name for name, _ in gates.overrides] == ["DRAExtendedResource", "NodeDeclaredFeatures"]
-    assert gates.with_overrides({"NodeDeclaredFeatures": False}).enabled("NodeDeclaredFeatures") is False
+    assert (
+        gates.with_overrides({"NodeDeclaredFeatures": False}).enabled("NodeDeclaredFeatures")
+        is False
+    )
 
 
 def test_unknown_gate_name_raises_key_error_when_read() -> None:
