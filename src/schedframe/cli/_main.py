@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
-from schedframe.cli._gates import gate_options
+from schedframe._cli_gates import gate_options
 from schedframe.errors import SchedframeError
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _load_workload(paths: Sequence[str]) -> Workload:
 
 
 def _load_config(path: str | None) -> KubeSchedulerConfiguration:
-    from schedframe.cli._gates import gate_settings
+    from schedframe._cli_gates import gate_settings
     from schedframe.config import load_config
 
     feature_gates, emulated_version = gate_settings()

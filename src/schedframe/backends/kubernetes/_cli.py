@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import click
 
-from schedframe.cli._gates import gate_options, gate_settings
+from schedframe._cli_gates import gate_options, gate_settings
 from schedframe.errors import ConfigError, SchedframeError
 
 __all__ = ["run_command"]

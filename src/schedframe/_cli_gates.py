@@ -1,4 +1,8 @@
-"""``--feature-gates`` and ``--emulated-version``: shared by every command that loads a config."""
+"""``--feature-gates`` and ``--emulated-version`` for every command that loads a config.
+
+Outside ``schedframe.cli`` so that ``schedframe run`` (defined with the Kubernetes backend,
+which ``schedframe.cli`` imports) can use it without an import cycle.
+"""
 
 from __future__ import annotations
 
