@@ -60,7 +60,7 @@ from schedframe.framework._handle import (
     SharedLister,
     WaitingPod,
 )
-from schedframe.framework._status import Code, Status
+from schedframe.framework._status import Code, Status, StatusError
 from schedframe.framework._types import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
@@ -141,6 +141,7 @@ __all__ = [
     "SharedLister",
     "StateKey",
     "Status",
+    "StatusError",
     "WaitingPod",
     "WeightedAffinityTerm",
     "normalized_image_name",

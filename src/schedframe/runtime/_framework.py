@@ -166,9 +166,18 @@ def _as_error(prefix: str, status: Status, plugin: str) -> Status:
     return Status(Code.ERROR, message, error=_wrapped(message, err), plugin=plugin)
 
 
-def _raised(prefix: str, exc: BaseException, plugin: str) -> Status:
+def _raised(prefix: str, exc: BaseException, plugin: str, *, typed: bool = True) -> Status:
+    """An Error status for a plugin that raised. A :class:`~schedframe.framework.StatusError`
+    speaks with its status's message; any other exception with its text, prefixed by its type
+    unless ``typed`` is false (Score, whose upstream message is the plugin's own)."""
     log.debug("plugin %s raised", plugin, exc_info=exc)
-    message = f"{prefix}: {_failure_text(exc)}"
+    if isinstance(exc, fw.StatusError):
+        text = exc.status.message() or str(exc.status.code)
+    elif typed:
+        text = _failure_text(exc)
+    else:
+        text = str(exc) or type(exc).__name__
+    message = f"{prefix}: {text}"
     return Status(Code.ERROR, message, error=_wrapped(message, exc), plugin=plugin)
 
 
@@ -1425,7 +1434,10 @@ class Framework:
                         scores = [score_fn(state, pod, ni) for ni in nodes]
                 except Exception as exc:
                     return None, _raised(
-                        f'running Score plugins: plugin "{name}" failed with', exc, name
+                        f'running Score plugins: plugin "{name}" failed with',
+                        exc,
+                        name,
+                        typed=False,
                     )
                 raw = list(scores) if keep_raw else None
                 if normalize_fn is not None:
@@ -1437,6 +1449,7 @@ class Framework:
                             f'running Normalize on Score plugins: plugin "{name}" failed with',
                             exc,
                             name,
+                            typed=False,
                         )
                     if status is not None and not status.is_success():
                         return None, _as_error(
