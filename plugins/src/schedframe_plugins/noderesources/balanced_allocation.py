@@ -229,7 +229,8 @@ def balanced_change_columns_kernel(
     if with_pod is None or without_pod is None:
         return None
     delta = _HALF + with_pod - without_pod
-    return (_HALF + np.sign(delta) * (np.abs(delta) // 2)).astype(np.int64)
+    change: npt.NDArray[np.int64] = (_HALF + np.sign(delta) * (np.abs(delta) // 2)).astype(np.int64)
+    return change
 
 
 def _is_best_effort(pod_requests: Iterable[int]) -> bool:
