@@ -223,6 +223,7 @@ class Scheduler:
                 clock=clock,
                 pod_initial_backoff=float(config.pod_initial_backoff_seconds),
                 pod_max_backoff=float(config.pod_max_backoff_seconds),
+                pop_from_backoff_q=config.feature_gates.enabled("SchedulerPopFromBackoffQ"),
             ),
         )
         self._nominator.queue = self.queue
