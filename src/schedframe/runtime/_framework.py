@@ -721,6 +721,60 @@ class Framework:
             )
             for p in self.score_plugins
         )
+        self._compute_batchable_plugins()
+
+    def _compute_batchable_plugins(self) -> None:
+        """Upstream ``computeBatchablePlugins``: signatures are on only when the
+        OpportunisticBatching gate is and every PreFilter, Filter, PreScore and Score plugin
+        signs (each plugin once, in that order)."""
+        signers: dict[str, fw.SignPlugin] = {}
+        unsigned: list[str] = []
+        for plugin in (
+            *self.pre_filter_plugins,
+            *self.filter_plugins,
+            *self.pre_score_plugins,
+            *self.score_plugins,
+        ):
+            if plugin.name in signers or plugin.name in unsigned:
+                continue
+            if _implements(plugin, fw.SignPlugin):
+                signers[plugin.name] = cast("fw.SignPlugin", plugin)
+            else:
+                unsigned.append(plugin.name)
+        self._signers: tuple[fw.SignPlugin, ...] = tuple(signers.values())
+        self.unsigned_plugins: tuple[str, ...] = tuple(unsigned)
+        self.signatures_enabled = self._features.enabled("OpportunisticBatching") and not unsigned
+
+    def sign_pod(self, pod: Pod) -> bytes | None:
+        """The pod's signature, or ``None`` when it cannot be compared with others.
+
+        Upstream ``frameworkImpl.SignPod``: the scheduler name plus every signing plugin's
+        fragments (a key given twice is kept once), as JSON with sorted keys. ``None`` when
+        signatures are off for the profile (:attr:`signatures_enabled`), a plugin refuses to
+        sign (an Error is logged), a plugin raises, or a value is not JSON.
+        """
+        import json
+
+        if not self.signatures_enabled:
+            return None
+        signature: dict[str, object] = {fw.SCHEDULER_NAME_SIGNER_NAME: pod.spec.scheduler_name}
+        for plugin in self._signers:
+            try:
+                fragments, status = plugin.sign_pod(pod)
+            except Exception:
+                log.exception("SignPod failed for plugin %s", plugin.name)
+                return None
+            if status is not None and not status.is_success():
+                if status.code is Code.ERROR:
+                    log.error("SignPod failed for plugin %s: %s", plugin.name, status.message())
+                return None
+            for fragment in fragments:
+                signature[fragment.key] = fragment.value
+        try:
+            return json.dumps(signature, sort_keys=True, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as exc:
+            log.error("SignPod failed to marshal signature object: %s", exc)
+            return None
 
     def close(self) -> None:
         """Close every plugin that has a ``close()`` method; failures are logged, not raised."""

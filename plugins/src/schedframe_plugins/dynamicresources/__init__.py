@@ -66,6 +66,7 @@ class DynamicResources(
     fw.ScorePlugin,
     fw.ReservePlugin,
     fw.EnqueueExtensions,
+    fw.SignPlugin,
 ):
     """Skips every pod without resource claims; refuses, loudly, every pod with some."""
 
@@ -118,6 +119,14 @@ class DynamicResources(
 
     def unreserve(self, state: fw.CycleState, pod: Pod, node_name: str) -> None:
         """Nothing to release."""
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """No fragment; a pod with claims is not signable (upstream ``SignPod``)."""
+        if pod.spec.resource_claims:
+            return (), fw.Status(
+                fw.Code.UNSCHEDULABLE, "pods with dra resource claims are not signable"
+            )
+        return (), None
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """None: no pod this plugin rejects can become schedulable by a cluster change."""

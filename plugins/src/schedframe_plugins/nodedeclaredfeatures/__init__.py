@@ -75,7 +75,9 @@ class _PreFilterState:
 _PRE_FILTER: Final = fw.StateKey[_PreFilterState]("PreFilterNodeDeclaredFeatures")
 
 
-class NodeDeclaredFeatures(fw.PreFilterPlugin, fw.FilterPlugin, fw.EnqueueExtensions):
+class NodeDeclaredFeatures(
+    fw.PreFilterPlugin, fw.FilterPlugin, fw.EnqueueExtensions, fw.SignPlugin
+):
     """Filters out nodes that do not declare every feature the pod needs."""
 
     name: ClassVar[str] = NAME
@@ -121,6 +123,13 @@ class NodeDeclaredFeatures(fw.PreFilterPlugin, fw.FilterPlugin, fw.EnqueueExtens
                 + ", ".join(missing),
             )
         return None
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The features the pod needs, sorted (upstream ``SignPod``)."""
+        return (
+            (fw.SignFragment(key=fw.FEATURES_SIGNER_NAME, value=list(self._requirements(pod))),),
+            None,
+        )
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """A node added or its declared features changed; the pod itself updated."""
