@@ -22,11 +22,17 @@ SUPPORTED_VERSIONS: Final = ("1.34", "1.35", "1.36")
 #: The version emulated unless told otherwise (upstream: the binary's own version).
 DEFAULT_EMULATED_VERSION: Final = "1.36"
 
-# Gates whose behaviour schedframe does not model at all (they add plugins or APIs that do not
-# exist here); turning one on is an error rather than a silent no-op.
-_NOT_MODELLED: Final = {
-    "GenericWorkload": "the Workload API and the GangScheduling plugin",
-    "TopologyAwareWorkloadScheduling": "workload placement plugins",
+# Gate settings schedframe cannot honour (the behaviour they turn on is not modelled, or the
+# one they turn off is always on here): setting one is an error, not a silent no-op.
+_NOT_MODELLED: Final[dict[str, tuple[bool, str]]] = {
+    "GenericWorkload": (True, "the Workload API and the GangScheduling plugin"),
+    "TopologyAwareWorkloadScheduling": (True, "workload placement plugins"),
+    "StorageCapacityScoring": (True, "VolumeBinding's storage capacity scoring"),
+    "TaintTolerationComparisonOperators": (True, "the Lt and Gt toleration operators"),
+    "MatchLabelKeysInPodTopologySpread": (
+        False,
+        "PodTopologySpread without matchLabelKeys (it always honours them)",
+    ),
 }
 
 
@@ -97,13 +103,14 @@ def gate_issues(
                     f"feature is locked to {locked}",
                 )
             )
-        elif enabled and name in _NOT_MODELLED:
+        elif name in _NOT_MODELLED and enabled is _NOT_MODELLED[name][0]:
+            what = _NOT_MODELLED[name][1]
             issues.append(
                 FieldIssue(
                     path=where,
                     kind=INVALID,
-                    detail=f"schedframe does not model {_NOT_MODELLED[name]}, "
-                    f"so feature gate {name} cannot be enabled",
+                    detail=f"schedframe does not model {what}, "
+                    f"so feature gate {name} cannot be set to {shown}",
                 )
             )
         elif spec.pre_release == PRE_ALPHA and enabled:

@@ -94,8 +94,17 @@ def test_unknown_gate_name_raises_key_error_when_read() -> None:
             "1.36",
             {"GenericWorkload": True},
             "featureGates.GenericWorkload: Invalid value: schedframe does not model the Workload "
-            "API and the GangScheduling plugin, so feature gate GenericWorkload cannot be enabled",
+            "API and the GangScheduling plugin, so feature gate GenericWorkload cannot be set to "
+            "true",
             id="not modelled",
+        ),
+        pytest.param(
+            "1.36",
+            {"MatchLabelKeysInPodTopologySpread": False},
+            "featureGates.MatchLabelKeysInPodTopologySpread: Invalid value: schedframe does not "
+            "model PodTopologySpread without matchLabelKeys (it always honours them), so feature "
+            "gate MatchLabelKeysInPodTopologySpread cannot be set to false",
+            id="always-on behaviour cannot be turned off",
         ),
         pytest.param(
             "1.33",
