@@ -48,7 +48,7 @@ from schedframe.runtime import (
 from schedframe.scheduler import VirtualClock
 from schedframe.testing import strategies as sst
 from schedframe.testing._cluster import Cluster
-from schedframe.testing.builders import LABEL_HOSTNAME
+from schedframe.testing.builders import LABEL_HOSTNAME as _LABEL_HOSTNAME
 
 __all__ = [
     "ALLOWED_CODES",
@@ -1541,8 +1541,8 @@ def _rejected_nodes(
 
 def _renamed_node(node: Node, name: str) -> Node:
     labels = dict(node.metadata.labels)
-    if LABEL_HOSTNAME in labels:
-        labels[LABEL_HOSTNAME] = name
+    if _LABEL_HOSTNAME in labels:
+        labels[_LABEL_HOSTNAME] = name
     return attrs.evolve(
         node, metadata=attrs.evolve(node.metadata, name=name, uid=name, labels=labels)
     )
