@@ -24,7 +24,7 @@ class Injected(fw.ScorePlugin):
     """Upstream's TestScorePlugin: a fixed score, or a failure with "injecting failure."."""
 
     def __init__(self, name: str, *, score: int = 0, score_status: Code = Code.SUCCESS) -> None:
-        self.name = name  # type: ignore[misc]
+        self.name = name
         self._score = score
         self._status = score_status
         self.calls = 0
