@@ -633,3 +633,31 @@ def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
     backend.create(make_node("large", cpu=4000))
     sched.run_until_idle()
     assert _bound(backend) == {"default/big": "large"}
+
+
+def test_terminal_pods_hold_no_resources_on_their_node() -> None:
+    # Regression: a Succeeded pod bound to the node used to count against its 4 CPUs.
+    done = make_pod("done", cpu=4000, node_name="n").with_status(phase="Succeeded")
+    failed = make_pod("failed", cpu=4000, node_name="n").with_status(phase="Failed")
+    sched, backend = new_scheduler(None, [make_node("n", cpu=4000), done, failed])
+    backend.create(make_pod("p", cpu=3000))
+    sched.run_until_idle()
+    assert _bound(backend)["default/p"] == "n"
+
+
+def test_the_scheduler_sees_the_workload_objects_default_spreading_reads() -> None:
+    from schedframe.objects import LabelSelector, ObjectMeta, ReplicaSet, Service
+
+    svc = Service(metadata=ObjectMeta(name="web", namespace="default"), selector={"app": "web"})
+    sched, backend = new_scheduler(None, [make_node("n"), svc])
+    lister = sched.cluster.workloads
+    assert [s.name for s in lister.services("default")] == ["web"]
+    rs = ReplicaSet(
+        metadata=ObjectMeta(name="web-1", namespace="default"),
+        selector=LabelSelector(match_labels={"app": "web"}),
+        template=make_pod("template", labels={"app": "web"}),
+    )
+    backend.create(rs)
+    assert lister.replica_set("default", "web-1") is not None
+    backend.delete(svc)
+    assert not lister.services("default")

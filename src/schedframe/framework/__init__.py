@@ -59,6 +59,7 @@ from schedframe.framework._handle import (
     PluginsRunner,
     SharedLister,
     WaitingPod,
+    WorkloadLister,
 )
 from schedframe.framework._sign import (
     DYNAMIC_RESOURCES_SIGNER_NAME,
@@ -178,5 +179,6 @@ __all__ = [
     "StatusError",
     "WaitingPod",
     "WeightedAffinityTerm",
+    "WorkloadLister",
     "normalized_image_name",
 ]

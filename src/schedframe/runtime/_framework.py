@@ -32,6 +32,7 @@ from schedframe.features import FeatureGates
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
+from schedframe.runtime._workload_lister import WorkloadStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -196,9 +197,12 @@ class ClusterView:
         self,
         namespaces: Iterable[Namespace] = (),
         pdbs: Iterable[PodDisruptionBudget] = (),
+        workloads: Iterable[object] = (),
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
+        #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
+        self.workloads = WorkloadStore(workloads)
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""
@@ -887,6 +891,10 @@ class Framework:
     def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
         """Every PodDisruptionBudget."""
         return self._cluster.pod_disruption_budgets()
+
+    def workload_lister(self) -> fw.WorkloadLister:
+        """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
+        return self._cluster.workloads
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""

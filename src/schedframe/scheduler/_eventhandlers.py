@@ -262,6 +262,10 @@ class EventHandlers:
                 self.cluster.delete_pdb(obj)
             else:
                 self.cluster.set_pdb(obj)
+        elif event_type == "DELETED" and self.cluster.workloads.delete(obj):
+            pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
+        elif event_type != "DELETED" and self.cluster.workloads.set(obj):
+            pass
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
 
