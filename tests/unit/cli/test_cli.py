@@ -514,3 +514,13 @@ def test_explain_a_system_cluster_critical_pod_shows_its_preemption(
         "PostFilter (dry run, nothing evicted): Success; would nominate n1 and evict apps/low"
         in out
     )
+
+
+def test_run_refuses_a_bad_gate_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["run", "--feature-gates", "Bogus=true"])
+    except SystemExit as exc:  # the run command exits itself
+        code = int(exc.code or 0)
+    _, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT
+    assert "--feature-gates.Bogus: Invalid value: unrecognized feature gate: Bogus" in err
