@@ -409,7 +409,6 @@ class Framework:
         percentage_of_nodes_to_score: int | None = None,
         async_runner: Callable[[Callable[[], None]], None] | None = None,
         pod_lister: Callable[[str, str], Pod | None] | None = None,
-
         features: FeatureGates | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
