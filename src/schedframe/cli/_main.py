@@ -285,12 +285,12 @@ def simulate(
     from schedframe.cli._render import ProgressDisplay, render_explanation
     from schedframe.simulation import plot_simulation
     from schedframe.simulation import simulate as run_simulation
-    from schedframe.simulation._plot import pyplot
+    from schedframe.simulation._plot import require_matplotlib
 
     use_rich = _rich()
     if plot_dir is not None:
         try:
-            pyplot()  # fail before a long run, not after it
+            require_matplotlib()  # fail before a long run, not after it
         except ImportError as exc:
             raise InputError(f"--plot: {exc}") from None
     # Unwritable outputs fail before a long run, not after it.

@@ -247,7 +247,7 @@ def test_plot_without_matplotlib_fails_before_running(
     def missing() -> None:
         raise ImportError(plot.MATPLOTLIB_HINT)
 
-    monkeypatch.setattr(plot, "pyplot", missing)
+    monkeypatch.setattr(plot, "require_matplotlib", missing)
     code, out, err = run(capsys, "simulate", "-c", files["cluster"], "--plot", str(tmp_path))
     assert code == EXIT_BAD_INPUT and out == ""
     assert err.splitlines() == [f"error: --plot: {plot.MATPLOTLIB_HINT}"]
