@@ -172,3 +172,58 @@ def test_every_other_python_block_of_the_plugin_guide_runs_on_its_own(at_root: N
     assert snippets
     for block in snippets:
         run_block(block)
+
+
+def _cli_commands() -> dict[str, Any]:
+    from schedframe.cli import cli
+
+    return dict(cli.commands)
+
+
+def test_the_cli_guide_has_a_section_per_command_naming_every_option() -> None:
+    import click
+
+    text = (GUIDES / "cli.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## `schedframe (\w+)", text, re.M)
+    commands = _cli_commands()
+    assert sorted(headings) == sorted(commands)
+    sections = dict(
+        zip(headings, re.split(r"^## `schedframe \w+.*$", text, flags=re.M)[1:], strict=True)
+    )
+    for name, command in commands.items():
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                for opt in [*param.opts, *param.secondary_opts]:
+                    if opt in ("-h", "--help", "--debug", "--rich"):
+                        continue  # described once, for every command
+                    assert opt in sections[name], f"cli.md, {name}: {opt} is not described"
+
+
+def test_the_cli_guides_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``schedframe`` line of the guide but ``run`` (which needs a cluster), from a
+    directory where ``examples/`` is the repository's."""
+    import shlex
+
+    from schedframe.cli import main
+
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    for block in blocks(GUIDES / "cli.md"):
+        if block.lang != "sh":
+            continue
+        for line in block.code.replace("\\\n", " ").splitlines():
+            words = shlex.split(line)
+            if words[:1] != ["schedframe"] or words[1] == "run":
+                continue
+            if "<" in words:
+                at = words.index("<")
+                stdin = (tmp_path / words[at + 1]).read_text(encoding="utf-8")
+                monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+                words = words[:at]
+            for word in words:
+                if word.startswith("examples/"):
+                    assert (ROOT / word).exists(), f"{block.where()}: {word} does not exist"
+            assert main(words[1:]) == 0, f"{block.where()}: {line}"
+            ran.append(words[1])
+    assert sorted(set(ran)) == ["config", "explain", "plugins", "simulate"]
