@@ -54,6 +54,8 @@ FOUND = [v for v in SUPPORTED if _works(v)]
 PYTHONS = FOUND or list(SUPPORTED)
 #: Lint, type check and docs need one interpreter: the oldest supported one found.
 PYTHON = PYTHONS[0]
+#: The example out-of-tree plugin packages under examples/.
+EXAMPLES = ("gpu-spread", "coscheduling")
 LOCAL = [
     "-e",
     ".[testing,kubernetes]",
@@ -87,9 +89,21 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on both source trees."""
+    """mypy --strict on both source trees, the tests and the example plugin packages.
+
+    The tests are held to the same strict configuration as the sources (pyproject.toml's
+    [tool.mypy]); their folders are namespace packages, named by path from the root.
+    """
     install_project(session, MYPY, "types-PyYAML", *TEST_DEPS)
     session.run("mypy", "src/schedframe", "plugins/src/schedframe_plugins")
+    session.run("mypy", "--explicit-package-bases", "conftest.py", "tests", "plugins/tests")
+    for example in EXAMPLES:
+        session.run(
+            "mypy",
+            f"examples/{example}/src",
+            f"examples/{example}/tests",
+            env={"MYPYPATH": f"examples/{example}/src"},
+        )
 
 
 @nox.session(python=PYTHONS)

@@ -111,7 +111,11 @@ def test_500_pods_on_50_nodes_survive_a_watch_drop_and_410s(tmp_path: Path) -> N
                     # each is signalled until one of its watches is open.
                     for kind in backend.reflectors:
                         plural = next(r.name for r in RESOURCES.values() if r.kind == kind)
-                        assert wait_for(lambda p=plural: fake.drop_watches(p) >= 1, 10), plural
+
+                        def dropped(resource: str = plural) -> bool:
+                            return fake.drop_watches(resource) >= 1
+
+                        assert wait_for(dropped, 10), plural
                 if batch == 3:
                     assert wait_for(lambda: len(fake.bindings) >= 300, 30)
                     assert fake.wait_for_watches(4)
