@@ -80,7 +80,9 @@ def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
 
 
-@pytest.mark.parametrize("page", [ROOT / "README.md", GUIDES / "getting-started.md"], ids=str)
+@pytest.mark.parametrize(
+    "page", [ROOT / "README.md", GUIDES / "getting-started.md"], ids=lambda p: p.name
+)
 def test_every_python_block_runs_and_prints_what_the_page_shows(at_root: None, page: Path) -> None:
     python = [b for b in blocks(page) if b.lang == "python"]
     assert python, "the guide has no Python block"
