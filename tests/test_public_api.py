@@ -13,6 +13,7 @@ PUBLIC_MODULES = [
     "schedframe.framework",
     "schedframe.objects",
     "schedframe.config",
+    "schedframe.features",
     "schedframe.runtime",
     "schedframe.hooks",
     "schedframe.cache",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from schedframe._cli_gates import gate_options
 from schedframe.errors import SchedframeError
 
 if TYPE_CHECKING:
@@ -167,11 +168,14 @@ def cli() -> None:
 
 
 def _load_cluster(paths: Sequence[str]) -> list[object]:
-    from schedframe.objects import load_manifests
+    from schedframe.objects import LoadReport, load_manifests
 
     objects: list[object] = []
+    report = LoadReport()
     for path in paths:
-        objects.extend(load_manifests(path))
+        objects.extend(load_manifests(path, report=report))
+    for line in report.lines():  # one line per skipped kind: never silently
+        click.echo(line, err=True)
     return objects
 
 
@@ -186,11 +190,18 @@ def _load_workload(paths: Sequence[str]) -> Workload:
 
 def _load_config(path: str | None) -> KubeSchedulerConfiguration:
     """The configuration in ``path`` (``-``: standard input; ``None``: the defaults)."""
+    from schedframe._cli_gates import gate_settings
     from schedframe.config import load_config, loads_config
 
+    feature_gates, emulated_version = gate_settings()
     if path == "-":
-        return loads_config(sys.stdin.read(), source="<stdin>")
-    return load_config(path)
+        return loads_config(
+            sys.stdin.read(),
+            source="<stdin>",
+            feature_gates=feature_gates,
+            emulated_version=emulated_version,
+        )
+    return load_config(path, feature_gates=feature_gates, emulated_version=emulated_version)
 
 
 def _find_pod(spec: str, candidates: Sequence[Pod]) -> Pod:
@@ -299,6 +310,7 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     show_default=True,
     help="Show progress on stderr once a run takes more than a second.",
 )
+@gate_options
 @_common
 @_errors
 def simulate(
@@ -443,6 +455,7 @@ def simulate(
     help="Do not run PostFilter (preemption, dry run) when no node fits.",
 )
 @_output_option
+@gate_options
 @_common
 @_errors
 def explain(
@@ -470,7 +483,7 @@ def explain(
     """
     from schedframe.cli._render import render_explanation
     from schedframe.explain import explain as run_explain
-    from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+    from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
     fmt = _format(output_format, as_json)
     use_rich = _rich()
@@ -486,6 +499,8 @@ def explain(
             pods=pods,
             namespaces=[o for o in cluster if isinstance(o, Namespace)],
             pdbs=[o for o in cluster if isinstance(o, PodDisruptionBudget)],
+            workloads=[*cluster, *workload.objects],
+            priority_classes=[o for o in cluster if isinstance(o, PriorityClass)],
             config=config,
             profile=profile,
             seed=seed,
@@ -608,7 +623,9 @@ def defaulted_config(
     profiles = doc["profiles"]
     assert isinstance(profiles, list)
     for index, profile in enumerate(config.profiles):
-        fwk = Framework.from_profile(profile, reg, index=index, source=source)
+        fwk = Framework.from_profile(
+            profile, reg, index=index, source=source, features=config.feature_gates
+        )
         entries: list[dict[str, object]] = []
 
         def entry(name: str, args: object) -> dict[str, object]:
@@ -647,6 +664,7 @@ def defaulted_config(
     show_default=True,
     help="How to print the configuration.",
 )
+@gate_options
 @_common
 @_errors
 def config_command(file: str | None, output_format: str) -> None:

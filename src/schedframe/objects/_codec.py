@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -78,6 +79,7 @@ from schedframe.objects._quantity import (
     resource_amount,
     resource_quantity,
 )
+from schedframe.objects._report import LoadReport
 
 __all__ = [
     "from_dict",
@@ -90,7 +92,20 @@ __all__ = [
     "to_dict",
 ]
 
-_KINDS: Final = ("Namespace", "Node", "Pod", "PodDisruptionBudget")
+_KINDS: Final = (
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "Namespace",
+    "Node",
+    "Pod",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "ReplicaSet",
+    "ReplicationController",
+    "Service",
+    "StatefulSet",
+)
 _MANIFEST_SUFFIXES: Final = (".json", ".yaml", ".yml")
 _RFC3339_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 _PERCENT_RE: Final = re.compile(r"[0-9]+%")
@@ -481,6 +496,9 @@ def _container(r: _Reader, d: _Dict, path: str) -> Container:
         limits=limits,
         ports=tuple(ports),
         restart_policy=r.opt_text(d, "restartPolicy", path),
+        restart_policy_rules=tuple(
+            r.text(rule, "action", p) for rule, p in r.items(d, "restartPolicyRules", path)
+        ),
     )
 
 
@@ -671,6 +689,8 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         host_network=r.flag(d, "hostNetwork", path),
         termination_grace_period_seconds=r.opt_integer(d, "terminationGracePeriodSeconds", path),
         volumes=tuple(volumes),
+        resource_claims=tuple(r.text(c, "name", p) for c, p in r.items(d, "resourceClaims", path)),
+        host_users=None if d.get("hostUsers") is None else r.flag(d, "hostUsers", path),
     )
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
@@ -762,6 +782,7 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
             ContainerImage(names=r.texts(i, "names", p), size_bytes=r.integer(i, "sizeBytes", p))
             for i, p in r.items(s, "images", path)
         ),
+        declared_features=r.texts(s, "declaredFeatures", path),
     )
     return Node(metadata=meta, spec=spec, status=status)
 
@@ -919,7 +940,7 @@ def _dispatch(r: _Reader, d: _Dict, base: str) -> object:
 
 
 def from_dict(d: Mapping[str, object], *, source: str | None = None) -> object:
-    """Build the object a dict describes, by its ``kind``: Namespace, Node, Pod or PDB.
+    """Build the object a dict describes, by its ``kind`` (see :func:`load_manifests`).
 
     Raises:
         ManifestError: for a missing or unsupported ``kind`` or any bad field.
@@ -935,7 +956,24 @@ def _is_list(d: _Dict) -> bool:
     return isinstance(kind, str) and kind.endswith("List") and "items" in d
 
 
-def _objects_of(docs: list[object], source: str) -> list[object]:
+def _skipped(d: object, report: LoadReport) -> bool:
+    """Whether ``d`` is an object of a kind to skip (counted in ``report``)."""
+    if not isinstance(d, Mapping):
+        return False
+    kind = d.get("kind")
+    if not isinstance(kind, str) or kind in _PARSERS:
+        return False
+    if report.add(kind):
+        return True
+    api_version = d.get("apiVersion")
+    group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+    if "." in group and not group.endswith(".k8s.io"):
+        report.add_custom(kind)  # a custom resource: kube-scheduler reads none
+        return True
+    return False
+
+
+def _objects_of(docs: list[object], source: str, report: LoadReport) -> list[object]:
     result: list[object] = []
     many = len(docs) > 1
     for index, doc in enumerate(docs):
@@ -953,21 +991,26 @@ def _objects_of(docs: list[object], source: str) -> list[object]:
                     r = _Reader()
                     r.wrong_type(f"items[{i}]", item, "a mapping")
                     raise ManifestError(r.issues, source=where)
+                if _skipped(item, report):
+                    continue
                 r = _Reader()
                 obj = _dispatch(r, item, f"items[{i}]")
                 if r.issues:
                     raise ManifestError(r.issues, source=where)
                 result.append(obj)
-        else:
+        elif not _skipped(doc, report):
             result.append(_run(_dispatch, doc, where))
     return result
 
 
-def loads_manifests(text: str, *, source: str = "<string>") -> list[object]:
+def loads_manifests(
+    text: str, *, source: str = "<string>", report: LoadReport | None = None
+) -> list[object]:
     """Parse every object of a YAML (or JSON) stream; ``kind: List`` items are flattened.
 
     Errors name ``source``, with ``#<index>`` (counting from 0) when the stream holds
-    several documents.
+    several documents. Kinds the scheduler does not read are skipped as
+    :func:`load_manifests` says.
 
     Raises:
         ManifestError: bad YAML, a repeated mapping key (with its line and column), a
@@ -977,7 +1020,12 @@ def loads_manifests(text: str, *, source: str = "<string>") -> list[object]:
         docs = list(load_all_strict(text, source))
     except YAMLError as exc:
         raise ManifestError([exc.issue], source=source) from None
-    return _objects_of(docs, source)
+    own = report is None
+    report = LoadReport() if report is None else report
+    result = _objects_of(docs, source, report)
+    if own:
+        report.log()
+    return result
 
 
 def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -994,7 +1042,7 @@ class _JSONDuplicate(Exception):
         self.key = key
 
 
-def _load_file(path: Path) -> list[object]:
+def _load_file(path: Path, report: LoadReport) -> list[object]:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -1005,7 +1053,7 @@ def _load_file(path: Path) -> list[object]:
             source=source,
         ) from None
     if path.suffix != ".json":
-        return loads_manifests(text, source=source)
+        return loads_manifests(text, source=source, report=report)
     try:
         doc = json.loads(text, object_pairs_hook=_reject_duplicates)
     except _JSONDuplicate as exc:
@@ -1018,32 +1066,60 @@ def _load_file(path: Path) -> list[object]:
             detail=f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
         )
         raise ManifestError([issue], source=source) from None
-    return _objects_of([doc], source)
+    return _objects_of([doc], source, report)
 
 
-def load_manifests(source: str | os.PathLike[str]) -> list[object]:
-    """Load every object from a file or a directory of manifests.
+def load_manifests(
+    source: str | os.PathLike[str], *, report: LoadReport | None = None
+) -> list[object]:
+    """Load every object from a file, a directory of manifests, or ``-`` (standard input).
 
     A file may hold several YAML documents, or JSON (by its ``.json`` suffix); a directory
     contributes each ``*.yaml``, ``*.yml`` and ``*.json`` directly inside it, in name order.
-    ``kind: List`` (and ``PodList`` ...) items are flattened. Objects come back in order.
+    ``kind: List`` (and ``PodList`` ...) items are flattened. Objects come back in order, so
+    a whole ``kubectl get ... -A -o yaml`` dump loads as is.
+
+    Objects of kinds kube-scheduler never reads (ConfigMap, Secret, Event, custom
+    resources, ... see :data:`UNREAD_KINDS`) are skipped, and so are kinds it reads that
+    schedframe does not model yet (:data:`NOT_MODELLED_KINDS`: PersistentVolume,
+    PersistentVolumeClaim, StorageClass, CSINode, ResourceSlice, ...). Neither is silent:
+    each skipped kind is counted in ``report``, or, without one, logged as one warning line
+    per kind on the ``schedframe.objects`` logger. Any other unknown kind is an error.
 
     Raises:
         ManifestError: naming the file (and ``#<document index>``) and the field path.
     """
+    own = report is None
+    report = LoadReport() if report is None else report
+    result = _load_source(source, report)
+    if own:
+        report.log()
+    return result
+
+
+def _load_source(source: str | os.PathLike[str], report: LoadReport) -> list[object]:
+    if os.fspath(source) == "-":
+        try:
+            text = sys.stdin.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ManifestError(
+                [FieldIssue(path="", kind=INVALID, detail=f"cannot read standard input: {exc}")],
+                source="<stdin>",
+            ) from None
+        return loads_manifests(text, source="<stdin>", report=report)
     path = Path(source)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in _MANIFEST_SUFFIXES and p.is_file())
         result: list[object] = []
         for file in files:
-            result.extend(_load_file(file))
+            result.extend(_load_file(file, report))
         return result
     if not path.exists():
         raise ManifestError(
             [FieldIssue(path="", kind=NOT_FOUND, detail="no such file or directory")],
             source=str(path),
         )
-    return _load_file(path)
+    return _load_file(path, report)
 
 
 # ---- to_dict --------------------------------------------------------------------------------
@@ -1182,6 +1258,7 @@ def _container_out(c: Container) -> dict[str, object]:
     _put(out, "ports", ports)
     if c.restart_policy is not None:
         out["restartPolicy"] = c.restart_policy
+    _put(out, "restartPolicyRules", [{"action": a} for a in c.restart_policy_rules])
     return out
 
 
@@ -1243,6 +1320,9 @@ def _pod_out(pod: Pod) -> dict[str, object]:
             volume["persistentVolumeClaim"] = {"claimName": v.persistent_volume_claim}
         volumes.append(volume)
     _put(spec, "volumes", volumes)
+    _put(spec, "resourceClaims", [{"name": c} for c in s.resource_claims])
+    if s.host_users is not None:
+        spec["hostUsers"] = s.host_users
     st = pod.status
     status: dict[str, object] = {"phase": st.phase}
     _put(status, "nominatedNodeName", st.nominated_node_name)
@@ -1295,6 +1375,7 @@ def _node_out(node: Node) -> dict[str, object]:
         "images",
         [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in st.images],
     )
+    _put(status, "declaredFeatures", list(st.declared_features))
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -1330,7 +1411,7 @@ def _pdb_out(pdb: PodDisruptionBudget) -> dict[str, object]:
 
 
 def to_dict(obj: object) -> dict[str, object]:
-    """Kubernetes JSON for ``obj`` (a Pod, Node, Namespace or PodDisruptionBudget).
+    """Kubernetes JSON for ``obj`` (any kind :func:`from_dict` builds).
 
     camelCase keys with ``apiVersion`` and ``kind``; quantities as canonical strings (cpu in
     milli-units, memory in binary units where exact); datetimes as RFC 3339 in UTC; empty
@@ -1348,4 +1429,11 @@ def to_dict(obj: object) -> dict[str, object]:
         return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta_out(obj.metadata)}
     if isinstance(obj, PodDisruptionBudget):
         return _pdb_out(obj)
+    out = _codec_workloads.encode(obj)
+    if out is not None:
+        return out
     raise TypeError(f"to_dict() cannot encode {type(obj).__name__}")
+
+
+# The PriorityClass and workload kinds register their decoders in _PARSERS on import.
+from schedframe.objects import _codec_workloads  # noqa: E402

@@ -28,9 +28,11 @@ from schedframe.errors import (
     FieldIssue,
     PluginError,
 )
+from schedframe.features import FeatureGates
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
+from schedframe.runtime._workload_lister import WorkloadStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -165,9 +167,18 @@ def _as_error(prefix: str, status: Status, plugin: str) -> Status:
     return Status(Code.ERROR, message, error=_wrapped(message, err), plugin=plugin)
 
 
-def _raised(prefix: str, exc: BaseException, plugin: str) -> Status:
+def _raised(prefix: str, exc: BaseException, plugin: str, *, typed: bool = True) -> Status:
+    """An Error status for a plugin that raised. A :class:`~schedframe.framework.StatusError`
+    speaks with its status's message; any other exception with its text, prefixed by its type
+    unless ``typed`` is false (Score, whose upstream message is the plugin's own)."""
     log.debug("plugin %s raised", plugin, exc_info=exc)
-    message = f"{prefix}: {_failure_text(exc)}"
+    if isinstance(exc, fw.StatusError):
+        text = exc.status.message() or str(exc.status.code)
+    elif typed:
+        text = _failure_text(exc)
+    else:
+        text = str(exc) or type(exc).__name__
+    message = f"{prefix}: {text}"
     return Status(Code.ERROR, message, error=_wrapped(message, exc), plugin=plugin)
 
 
@@ -186,9 +197,12 @@ class ClusterView:
         self,
         namespaces: Iterable[Namespace] = (),
         pdbs: Iterable[PodDisruptionBudget] = (),
+        workloads: Iterable[object] = (),
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
+        #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
+        self.workloads = WorkloadStore(workloads)
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""
@@ -393,6 +407,10 @@ class Framework:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
+        async_runner: Callable[[Callable[[], None]], None] | None = None,
+        pod_lister: Callable[[str, str], Pod | None] | None = None,
+
+        features: FeatureGates | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
 
@@ -408,9 +426,12 @@ class Framework:
         )
         self._nominator: fw.Nominator = nominator if nominator is not None else _SimpleNominator()
         self._activator = activator
+        self._async_runner = async_runner
+        self._pod_lister = pod_lister
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._parallelism = parallelism
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._features = features if features is not None else FeatureGates()
 
         self.plugins: dict[str, fw.Plugin] = {}
         self.pre_enqueue_plugins: list[fw.PreEnqueuePlugin] = []
@@ -709,6 +730,60 @@ class Framework:
             )
             for p in self.score_plugins
         )
+        self._compute_batchable_plugins()
+
+    def _compute_batchable_plugins(self) -> None:
+        """Upstream ``computeBatchablePlugins``: signatures are on only when the
+        OpportunisticBatching gate is and every PreFilter, Filter, PreScore and Score plugin
+        signs (each plugin once, in that order)."""
+        signers: dict[str, fw.SignPlugin] = {}
+        unsigned: list[str] = []
+        for plugin in (
+            *self.pre_filter_plugins,
+            *self.filter_plugins,
+            *self.pre_score_plugins,
+            *self.score_plugins,
+        ):
+            if plugin.name in signers or plugin.name in unsigned:
+                continue
+            if _implements(plugin, fw.SignPlugin):
+                signers[plugin.name] = cast("fw.SignPlugin", plugin)
+            else:
+                unsigned.append(plugin.name)
+        self._signers: tuple[fw.SignPlugin, ...] = tuple(signers.values())
+        self.unsigned_plugins: tuple[str, ...] = tuple(unsigned)
+        self.signatures_enabled = self._features.enabled("OpportunisticBatching") and not unsigned
+
+    def sign_pod(self, pod: Pod) -> bytes | None:
+        """The pod's signature, or ``None`` when it cannot be compared with others.
+
+        Upstream ``frameworkImpl.SignPod``: the scheduler name plus every signing plugin's
+        fragments (a key given twice is kept once), as JSON with sorted keys. ``None`` when
+        signatures are off for the profile (:attr:`signatures_enabled`), a plugin refuses to
+        sign (an Error is logged), a plugin raises, or a value is not JSON.
+        """
+        import json
+
+        if not self.signatures_enabled:
+            return None
+        signature: dict[str, object] = {fw.SCHEDULER_NAME_SIGNER_NAME: pod.spec.scheduler_name}
+        for plugin in self._signers:
+            try:
+                fragments, status = plugin.sign_pod(pod)
+            except Exception:
+                log.exception("SignPod failed for plugin %s", plugin.name)
+                return None
+            if status is not None and not status.is_success():
+                if status.code is Code.ERROR:
+                    log.error("SignPod failed for plugin %s: %s", plugin.name, status.message())
+                return None
+            for fragment in fragments:
+                signature[fragment.key] = fragment.value
+        try:
+            return json.dumps(signature, sort_keys=True, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as exc:
+            log.error("SignPod failed to marshal signature object: %s", exc)
+            return None
 
     def close(self) -> None:
         """Close every plugin that has a ``close()`` method; failures are logged, not raised."""
@@ -797,6 +872,11 @@ class Framework:
         return self._rng
 
     @property
+    def features(self) -> FeatureGates:
+        """The feature gates this profile runs with (upstream ``feature.Features``)."""
+        return self._features
+
+    @property
     def parallelism(self) -> int:
         """The configured parallelism."""
         return self._parallelism
@@ -816,6 +896,10 @@ class Framework:
     def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
         """Every PodDisruptionBudget."""
         return self._cluster.pod_disruption_budgets()
+
+    def workload_lister(self) -> fw.WorkloadLister:
+        """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
+        return self._cluster.workloads
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""
@@ -852,6 +936,22 @@ class Framework:
         """Ask the queue to activate ``pods`` (no-op without a scheduler)."""
         if self._activator is not None:
             self._activator(pods)
+
+    def run_async(self, task: Callable[[], None]) -> None:
+        """Run ``task`` off the scheduling cycle (upstream starts a goroutine): on the
+        scheduler's workers, or, in deterministic mode, once the current cycle has ended.
+        Without a scheduler it runs at once."""
+        if self._async_runner is not None:
+            self._async_runner(task)
+        else:
+            task()
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        """The pod ``namespace/name`` as the scheduler's informer last saw it (upstream's pod
+        lister), or ``None``; always ``None`` without a scheduler."""
+        if self._pod_lister is None:
+            return None
+        return self._pod_lister(namespace, name)
 
     # -- running the extension points --------------------------------------------------------
 
@@ -1417,7 +1517,10 @@ class Framework:
                         scores = [score_fn(state, pod, ni) for ni in nodes]
                 except Exception as exc:
                     return None, _raised(
-                        f'running Score plugins: plugin "{name}" failed with', exc, name
+                        f'running Score plugins: plugin "{name}" failed with',
+                        exc,
+                        name,
+                        typed=False,
                     )
                 raw = list(scores) if keep_raw else None
                 if normalize_fn is not None:
@@ -1429,6 +1532,7 @@ class Framework:
                             f'running Normalize on Score plugins: plugin "{name}" failed with',
                             exc,
                             name,
+                            typed=False,
                         )
                     if status is not None and not status.is_success():
                         return None, _as_error(
@@ -1556,10 +1660,55 @@ class Framework:
 
         wp.on_done(done)
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """PreBind, in order; the first failure stops."""
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        """PreBindPreFlight of every PreBind plugin (upstream ``RunPreBindPreFlights``).
+
+        ``None`` (Success) when some plugin will do work in PreBind; ``SKIP`` when every one
+        skips (each is then left out of :meth:`run_pre_bind_plugins`); an ``Error`` for the
+        first plugin that fails or answers anything else. A plugin without a
+        ``pre_bind_pre_flight`` method counts as Success (it may do work in PreBind).
+        """
+        returning: Status | None = Status(Code.SKIP)
+        skipped: set[str] = set()
         for plugin in self.pre_bind_plugins:
             name = plugin.name
+            pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
+            if pre_flight is None:
+                returning = None
+                continue
+            try:
+                status = pre_flight(state, pod, node_name)
+            except Exception as exc:
+                return _raised(f'running PreBindPreFlight "{name}"', exc, name)
+            if status is None or status.is_success():
+                returning = None
+            elif status.is_skip():
+                skipped.add(name)
+            elif status.code is Code.ERROR:
+                return _as_error(f'running PreBindPreFlight "{name}"', status, name)
+            else:
+                message = (
+                    f'PreBindPreFlight {name} returned "{status.code!s}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status"
+                )
+                return Status(Code.ERROR, message, plugin=name)
+        state.skip_pre_bind_plugins = skipped
+        return returning
+
+    def will_wait_on_permit(self, pod: Pod) -> bool:
+        """Whether the pod waits on Permit (upstream ``WillWaitOnPermit``)."""
+        return self.waiting_pods.get(pod.uid) is not None
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind, in order; the first failure stops. Plugins whose PreBindPreFlight skipped
+        are not run."""
+        skipped = state.skip_pre_bind_plugins
+        for plugin in self.pre_bind_plugins:
+            name = plugin.name
+            if name in skipped:
+                continue
             prefix = f'running PreBind plugin "{name}"'
             try:
                 status = plugin.pre_bind(state, pod, node_name)

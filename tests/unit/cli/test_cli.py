@@ -468,3 +468,126 @@ def test_progress_prints_lines_elsewhere() -> None:
     show(_progress(2.0))  # too soon for another line
     show(_progress(3.0, done=True))
     assert len(stream.getvalue().splitlines()) == 2
+
+
+def test_config_emulated_version_and_feature_gates_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "config", "--emulated-version", "1.34")
+    assert code == 0
+    names = [
+        p["name"] for p in yaml.safe_load(out)["profiles"][0]["plugins"]["multiPoint"]["enabled"]
+    ]
+    assert "NodeDeclaredFeatures" not in names and "DynamicResources" in names
+    code, out, _ = run(
+        capsys,
+        "config",
+        "--emulated-version",
+        "1.35",
+        "--feature-gates",
+        "NodeDeclaredFeatures=true",
+    )
+    assert code == 0
+    doc = yaml.safe_load(out)
+    assert doc["emulatedVersion"] == "1.35"
+    assert doc["featureGates"] == {"NodeDeclaredFeatures": True}
+    assert doc["profiles"][0]["plugins"]["multiPoint"]["enabled"][-1] == {
+        "name": "NodeDeclaredFeatures"
+    }
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--feature-gates", "Bogus=true"],
+            "error: --feature-gates.Bogus: Invalid value: unrecognized feature gate: Bogus",
+        ),
+        (
+            ["--feature-gates", "SchedulerQueueingHints=false"],
+            "error: --feature-gates.SchedulerQueueingHints: Invalid value: cannot set feature "
+            "gate SchedulerQueueingHints to false, feature is locked to true",
+        ),
+        (
+            ["--emulated-version", "1.20"],
+            'error: --emulated-version: Unsupported value: "1.20": supported values: "1.34", '
+            '"1.35", "1.36"',
+        ),
+        (
+            ["--feature-gates", "PodLevelResources"],
+            'error: --feature-gates: Invalid value: "PodLevelResources": missing bool value for '
+            "PodLevelResources",
+        ),
+    ],
+)
+def test_bad_gate_flags_are_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "config", *flags)
+    assert code == EXIT_BAD_INPUT
+    assert err.strip() == message
+
+
+def test_bad_gate_in_the_config_file_names_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "gates.yaml"
+    path.write_text(CONFIG_HEAD + "featureGates: {Bogus: true}\n")
+    code, _, err = run(capsys, "config", str(path))
+    assert code == EXIT_BAD_INPUT
+    assert err.strip() == (
+        f"error: {path}: featureGates.Bogus: Invalid value: unrecognized feature gate: Bogus"
+    )
+
+
+def test_a_cluster_dump_on_stdin_reports_each_skipped_kind(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = (
+        "kind: List\nitems:\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n"
+        "- {apiVersion: v1, kind: PersistentVolume, metadata: {name: pv}}\n"
+        "- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '2'}}}\n"
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(dump))
+    code, out, err = run(capsys, "simulate", "-c", "-")
+    assert code == 0, err
+    assert out.startswith("Simulated 0 pods on 1 nodes")
+    assert err.splitlines()[:2] == [
+        "warning: skipped 1 PersistentVolume: read by kube-scheduler but NOT modelled by "
+        "schedframe; pods that use them may be placed differently than in the cluster",
+        "skipped 2 ConfigMap: not read by kube-scheduler",
+    ]
+
+
+def test_explain_a_system_cluster_critical_pod_shows_its_preemption(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Regression: priorityClassName was ignored and the dry run found no victim.
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        'status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}\n---\n'
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: low, namespace: apps}\n"
+        "spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: dns, namespace: kube-system}\n"
+        "spec:\n  priorityClassName: system-cluster-critical\n"
+        "  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n"
+    )
+    code, out, err = run(capsys, "explain", "kube-system/dns", "-c", str(cluster))
+    assert code == 0, err
+    assert (
+        "PostFilter (dry run, nothing evicted): Success; would nominate n1 and evict apps/low"
+        in out
+    )
+
+
+def test_run_refuses_a_bad_gate_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["run", "--feature-gates", "Bogus=true"])
+    except SystemExit as exc:  # the run command exits itself
+        code = int(exc.code or 0)
+    _, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT
+    assert "--feature-gates.Bogus: Invalid value: unrecognized feature gate: Bogus" in err
