@@ -31,7 +31,7 @@ def simulate(
             str(folder / "cluster.yaml"),
             "-w",
             str(folder / "workload.yaml"),
-            "-o",
+            "--decisions",
             str(out_file),
             "--no-progress",
             *extra,

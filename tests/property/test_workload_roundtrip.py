@@ -13,6 +13,7 @@ from schedframe.objects import (
     Deployment,
     Job,
     LabelSelector,
+    ObjectMeta,
     Pod,
     PriorityClass,
     ReplicaSet,
@@ -32,7 +33,7 @@ _APP = {"app": "x"}
 
 
 @st.composite
-def _owner_and_template(draw: st.DrawFn) -> tuple[object, Pod]:
+def _owner_and_template(draw: st.DrawFn) -> tuple[ObjectMeta, Pod]:
     meta = draw(metas(namespaced=True))
     template_meta = draw(metas(namespaced=True))
     template = Pod(

@@ -24,13 +24,13 @@ class Code(enum.IntEnum):
     #: The pod does not fit now. PostFilter (preemption) may make room; the pod waits for a
     #: cluster event its rejecting plugins care about, then retries after backoff.
     UNSCHEDULABLE = 2
-    #: The pod does not fit and preemption on this node cannot help: the node is excluded from
+    #: The pod does not fit and preemption on this node cannot help; the node is excluded from
     #: preemption candidates. From PreFilter it stops the remaining PreFilter plugins at once.
     UNSCHEDULABLE_AND_UNRESOLVABLE = 3
-    #: Permit only: park the pod as a *waiting pod* until allowed, rejected or timed out.
+    #: From Permit only. Parks the pod as a *waiting pod* until allowed, rejected or timed out.
     WAIT = 4
-    #: PreFilter: skip this plugin's Filter (and PreFilterExtensions) for this cycle.
-    #: PreScore: skip this plugin's Score. Bind: let the next Bind plugin bind the pod.
+    #: From PreFilter, skip this plugin's Filter (and PreFilterExtensions) for this cycle;
+    #: from PreScore, skip this plugin's Score; from Bind, let the next Bind plugin bind the pod.
     SKIP = 5
     #: The attempt stops, waiting for something outside the scheduler; a matching queueing hint
     #: moves the pod straight back to the active queue, without backoff.

@@ -144,7 +144,7 @@ class Evaluator:
         """Try to make room for ``pod``; the PostFilter answer (upstream ``Preempt``).
 
         Returns:
-            One of:
+            One of the following.
 
             * ``(None, Error)``: a transient failure; the nominated node is left as is.
             * ``(None, Unschedulable)``: the pod may not preempt now (e.g. its victims are

@@ -30,7 +30,7 @@ from schedframe.testing._cluster import Cluster
 
 __all__ = ["HarnessResult", "PluginSpec", "build_framework", "run_plugins"]
 
-#: A plugin to run: its registered name, or its factory (a plugin class taking ``(args, handle)``).
+#: A plugin to run, by its registered name or its factory (a plugin class taking ``(args, handle)``).
 PluginSpec = str | PluginFactory
 
 
