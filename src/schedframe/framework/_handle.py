@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from schedframe.framework._cycle_state import CycleState
+    from schedframe.framework._extension_points import FilterPlugin
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
     from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
@@ -158,6 +159,11 @@ class Nominator(Protocol):
         """The pods nominated to ``node_name``, in nomination order."""
         ...
 
+    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
+        """:meth:`nominated_pods_for_node` of each of ``node_names`` in one call (nodes
+        without nominated pods may be left out). The lists are shared: do not change them."""
+        ...
+
     def nominated_node_names(self) -> frozenset[str]:
         """The nodes that have at least one nominated pod (read once per scheduling cycle)."""
         ...
@@ -279,4 +285,13 @@ class Handle(PluginsRunner, Protocol):
 
     def activate(self, pods: Iterable[Pod]) -> None:
         """Move ``pods`` to the active queue if they wait in the backoff or unschedulable pool."""
+        ...
+
+    def cycle_filter_plugins(self, state: CycleState) -> list[FilterPlugin]:
+        """The Filter plugins that run for the pod of ``state``, in order, without those its
+        PreFilter skipped (preemption reads them to know which filters a dry run runs)."""
+        ...
+
+    def cycle_has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether any PreFilter AddPod/RemovePod extension runs for the pod of ``state``."""
         ...

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from schedframe.errors import BackendError
 from schedframe.framework import (
@@ -48,6 +48,7 @@ from schedframe.framework import (
     PostFilterResult,
     Status,
 )
+from schedframe.framework.batch import DryRunPreparer, declares
 from schedframe.objects import PodCondition
 from schedframe.preemption._types import (
     CHOSEN_CANDIDATE_KEY,
@@ -206,8 +207,11 @@ class Evaluator:
             return [], NodeToStatus(), None
         pdbs = list(self.handle.pod_disruption_budgets())
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
-        prepare = getattr(self.interface, "prepare_dry_run", None)
-        plan: DryRun | None = prepare(state, pod, m) if prepare is not None else None
+        plan: DryRun | None = (
+            cast("DryRunPreparer", self.interface).prepare_dry_run(state, pod, m)
+            if declares(self.interface, DryRunPreparer)
+            else None
+        )
         if plan is not None:
             found = self._dry_run(state, pod, potential, pdbs, offset, num_candidates, plan)
             if found[0]:

@@ -87,9 +87,10 @@ class Interface(Protocol):
     DefaultPreemption implements it; a custom preemption plugin can implement it to reuse the
     Evaluator's search, selection and eviction.
 
-    An implementation may also offer ``prepare_dry_run(state, pod, m) -> DryRun | None``
-    (not part of the protocol; looked up when present): shortcuts for one preemption's dry
-    run, or ``None`` for none (see :class:`DryRun`).
+    An implementation may also declare
+    :class:`~schedframe.framework.batch.DryRunPreparer` (``prepare_dry_run(state, pod, m) ->
+    DryRun | None``): shortcuts for one preemption's dry run, or ``None`` for none (see
+    :class:`DryRun`).
     """
 
     def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:

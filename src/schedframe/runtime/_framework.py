@@ -29,7 +29,9 @@ from schedframe.errors import (
     PluginError,
 )
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from schedframe.framework import batch as fb
 from schedframe.framework._columns import _added_sums
+from schedframe.framework.batch import declares
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
@@ -130,14 +132,10 @@ def _implements(plugin: object, kind: type | tuple[type, ...]) -> bool:
     return False
 
 
-def _optional_method(plugin: object, name: str) -> Any:
-    """A plugin's optional fast-path method, if its class defines one (never an instance
-    attribute or a ``__getattr__`` answer, so a plugin cannot grow one by accident)."""
-    for klass in type(plugin).__mro__:
-        if name in vars(klass):
-            method = getattr(plugin, name)
-            return method if callable(method) else None
-    return None
+def _optional_method(plugin: object, proto: type, name: str) -> Any:
+    """A plugin's fast form ``name`` when its class declares the fast-path Protocol ``proto``
+    (see :mod:`schedframe.framework.batch`; answered once per class), else ``None``."""
+    return getattr(plugin, name) if declares(plugin, proto) else None
 
 
 def _failure_text(exc: BaseException) -> str:
@@ -683,29 +681,30 @@ class Framework:
                 if _implements(p, fw.ScoreExtensions)
                 else None,
                 self.score_weights.get(p.name, 1),
-                _optional_method(p, "score_many"),
+                _optional_method(p, fb.ManyScore, "score_many"),
             )
             for p in self.score_plugins
         )
         # Optional per-pod fast paths of in-tree plugins (see ``filter_function``).
         self._prepare_filters = tuple(
-            (p.name, p.filter, _optional_method(p, "prepare_filter")) for p in self.filter_plugins
+            (p.name, p.filter, _optional_method(p, fb.PreparedFilter, "prepare_filter"))
+            for p in self.filter_plugins
         )
         # Optional batch forms over the snapshot's columns (see ``filter_batch``).
         self._batch_filters = tuple(
             (
                 p.name,
                 p.filter,
-                _optional_method(p, "filter_batch"),
-                _optional_method(p, "filter_batch_statuses"),
+                _optional_method(p, fb.BatchFilter, "filter_batch"),
+                _optional_method(p, fb.BatchFilterStatuses, "filter_batch_statuses"),
             )
             for p in self.filter_plugins
         )
         self._batch_scores = tuple(
             (
                 p.name,
-                _optional_method(p, "score_batch"),
-                _optional_method(p, "normalize_batch"),
+                _optional_method(p, fb.BatchScore, "score_batch"),
+                _optional_method(p, fb.BatchNormalize, "normalize_batch"),
             )
             for p in self.score_plugins
         )
@@ -771,7 +770,7 @@ class Framework:
         if not self.queue_sort_plugins:
             return None
         key: Callable[[fw.QueuedPodInfo], Any] | None = _optional_method(
-            self.queue_sort_plugins[0], "sort_key"
+            self.queue_sort_plugins[0], fb.SortKey, "sort_key"
         )
         return key
 
@@ -1176,11 +1175,8 @@ class Framework:
         uid = pod.uid
         all_names = columns.names
         names = pick(all_names, rows)
-        bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
-        if callable(bulk):  # one call (one lock) for every node
-            by_node: dict[str, list[PodInfo]] = bulk(names)
-        else:
-            by_node = {name: self._nominator.nominated_pods_for_node(name) for name in names}
+        # One call (one lock) for every node.
+        by_node = self._nominator.nominated_pods_for_nodes(names)
         kept = self._nominated_adds_for(columns, priority)
         entries = kept.entries
         added_pods: list[Sequence[PodInfo]] = []

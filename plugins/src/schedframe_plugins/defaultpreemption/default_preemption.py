@@ -31,12 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple, cast
 
 import attrs
 
 from schedframe import errors, preemption
 from schedframe import framework as fw
+from schedframe.framework.batch import NodeOnlyFilter, declares
 from schedframe.objects import Pod
 from schedframe_plugins import names
 from schedframe_plugins.defaultpreemption import _fit_bound
@@ -381,15 +382,16 @@ class DefaultPreemption(fw.PostFilterPlugin):
         of them reads the node only and no AddPod/RemovePod extension runs: victims can then
         be chosen by arithmetic. ``None`` otherwise."""
         handle = self._handle
-        cycle_filters = getattr(handle, "cycle_filter_plugins", None)
-        has_extensions = getattr(handle, "cycle_has_pre_filter_extensions", None)
-        if cycle_filters is None or has_extensions is None or has_extensions(state):
+        if handle.cycle_has_pre_filter_extensions(state):
             return None
         others: list[NodeFilter] = []
-        for plugin in cycle_filters(state):
+        for plugin in handle.cycle_filter_plugins(state):
             if plugin is fit:
                 continue
-            if getattr(plugin, "filter_reads_node_pods", True) is not False:
+            if not (
+                declares(plugin, NodeOnlyFilter)
+                and cast("NodeOnlyFilter", plugin).filter_reads_node_pods is False
+            ):
                 return None
             others.append(plugin.filter)
         return tuple(others)
@@ -489,8 +491,7 @@ class _DryRun:
         added = self._added
         by_node = self._by_node
         if by_node is None:  # every nominated node's pods at once: one read of the queue
-            bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
-            by_node = self._by_node = bulk(self._nominated) if callable(bulk) else {}
+            by_node = self._by_node = self._nominator.nominated_pods_for_nodes(self._nominated)
         infos = by_node.get(node_name)
         if infos is None:
             infos = self._nominator.nominated_pods_for_node(node_name)
