@@ -71,7 +71,9 @@ def test_old_import_paths_still_work(name: str) -> None:
 
 def test_every_protocol_is_exported() -> None:
     protocols = {
-        n for n, v in vars(fb).items() if isinstance(v, type) and getattr(v, "_is_protocol", False)
+        n
+        for n, v in vars(fb).items()
+        if isinstance(v, type) and v.__module__ == fb.__name__ and getattr(v, "_is_protocol", False)
     }
     assert protocols <= set(fb.__all__)
     assert all(hasattr(fb, n) for n in fb.__all__)
