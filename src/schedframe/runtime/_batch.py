@@ -1,0 +1,386 @@
+"""The batch engine: filtering and scoring over the snapshot's NumPy columns.
+
+Upstream keeps its batching apart from the runner (``framework/runtime/batch.go`` beside
+``framework.go``); so does schedframe. The :class:`~schedframe.runtime.Framework` runs each
+extension point node by node (its ``run_*`` methods); this engine gives the same answers for
+every node at once from the fast forms plugins declare (see :mod:`schedframe.framework.batch`),
+falling back to the plugins' per-node methods wherever a plugin has no fast form or declines.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from schedframe import framework as fw
+from schedframe._rows import pick
+from schedframe.framework import CycleState, NodeInfo, PodInfo, Status
+from schedframe.framework import batch as fb
+from schedframe.framework._columns import _added_sums
+from schedframe.framework.batch import declares
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from schedframe.objects import Pod
+    from schedframe.runtime._framework import Framework
+
+    VerdictArray = npt.NDArray[np.int8]
+    DeciderArray = npt.NDArray[np.int16]
+    IntArray = npt.NDArray[np.int64]
+    RowArray = npt.NDArray[np.intp]
+    #: ``(verdicts, deciders, what-if rows)``: see :meth:`BatchEngine.filter_batch_with_deciders`.
+    BatchVerdicts = tuple[VerdictArray, DeciderArray, dict[int, tuple[fw.NodeColumns, int]]]
+
+__all__ = ["BatchEngine"]
+
+
+def _fast(plugin: object, proto: type, name: str) -> Any:
+    """``plugin``'s fast form ``name`` when its class declares ``proto``, else ``None``."""
+    return getattr(plugin, name) if declares(plugin, proto) else None
+
+
+class BatchEngine:
+    """One Framework's filtering and scoring over every node at once."""
+
+    def __init__(self, fwk: Framework) -> None:
+        self._fwk = fwk
+        # Preemptor priority -> the nominated pods' what-if sums kept across cycles (see
+        # _nominated_verdicts).
+        self._nominated_adds: dict[int, _NominatedAdds] = {}
+        self._batch_filters: tuple[tuple[str, Any, Any, Any], ...] = ()
+        self._batch_scores: tuple[tuple[str, Any, Any], ...] = ()
+
+    def compile(self) -> None:
+        """Resolve the plugins' batch forms (the Framework calls it when its plugins change)."""
+        fwk = self._fwk
+        self._batch_filters = tuple(
+            (
+                p.name,
+                p.filter,
+                _fast(p, fb.BatchFilter, "filter_batch"),
+                _fast(p, fb.BatchFilterStatuses, "filter_batch_statuses"),
+            )
+            for p in fwk.filter_plugins
+        )
+        self._batch_scores = tuple(
+            (
+                p.name,
+                _fast(p, fb.BatchScore, "score_batch"),
+                _fast(p, fb.BatchNormalize, "normalize_batch"),
+            )
+            for p in fwk.score_plugins
+        )
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> VerdictArray | None:
+        """Filter over every node of ``columns`` at once: a verdict per row.
+
+        Each Filter plugin PreFilter did not skip gives its batch verdicts (an optional
+        ``filter_batch(state, pod, columns)``; see :class:`schedframe.framework.NodeColumns`);
+        a node's verdict is the first one, in plugin order, that is not ``FILTER_PASS``, as
+        the per-node run stops at the first plugin that does not pass. A plugin without a batch
+        form, or declining this pod, leaves ``FILTER_CHECK`` on the nodes still passing. Nodes
+        with nominated pods are judged with those pods added (see
+        :meth:`filter_batch_with_deciders`). The caller runs :meth:`filter_function` on
+        ``FILTER_CHECK`` nodes, and :meth:`rejection_statuses` when it needs the statuses of
+        rejected ones.
+
+        Returns ``None`` when no plugin decided anything (the per-node path is then as fast).
+        """
+        found = self.filter_batch_with_deciders(state, pod, columns)
+        return None if found is None else found[0]
+
+    def filter_batch_with_deciders(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> tuple[VerdictArray, DeciderArray, dict[int, tuple[fw.NodeColumns, int]]] | None:
+        """:meth:`filter_batch`, with the index (in :attr:`filter_plugins`) of the plugin
+        whose verdict each row got (``-1`` for rows every plugin passes), and the what-if
+        rows of nodes with nominated pods.
+
+        A node with nominated pods (of the pod's priority or higher) passes only if it passes
+        with those pods added too. When no PreFilter extension has state to update for them,
+        that second verdict comes from the batch verdicts over copies of those nodes with the
+        pods added; the third item maps such a node's row to ``(what-if columns, row)`` when
+        it is rejected that way (its status comes from there). Otherwise those nodes are
+        ``FILTER_CHECK``.
+        """
+        found = self._batch_verdicts(state, pod, columns)
+        if found is None:
+            return None
+        verdicts, deciders = found
+        what_if: dict[int, tuple[fw.NodeColumns, int]] = {}
+        nominated = self._fwk.nominator.nominated_node_names()
+        if nominated:
+            import numpy as np
+
+            index = columns.index
+            known = np.fromiter((index[name] for name in nominated if name in index), dtype=np.intp)
+            rows = known[verdicts[known] == fw.FILTER_PASS].tolist()
+            if rows:
+                self._nominated_verdicts(state, pod, columns, rows, verdicts, deciders, what_if)
+        return verdicts, deciders, what_if
+
+    def _batch_verdicts(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> tuple[VerdictArray, DeciderArray] | None:
+        import numpy as np
+
+        skip = state.skip_filter_plugins
+        size = columns.size
+        verdicts: VerdictArray | None = None
+        deciders: DeciderArray = np.empty(size, dtype=np.int16)
+        deciders.fill(-1)
+        for k, (name, _, batch, _) in enumerate(self._batch_filters):
+            if skip and name in skip:
+                continue
+            result = None
+            if batch is not None:
+                try:
+                    result = batch(state, pod, columns)
+                except Exception:  # the plugin's filter reports it, node by node
+                    result = None
+                if result is not None and (
+                    getattr(result, "shape", None) != (size,)
+                    or getattr(result, "dtype", None) != np.int8
+                ):
+                    result = None
+            if verdicts is None:
+                if result is None:
+                    return None
+                verdicts = result.copy()
+                if verdicts.any():  # FILTER_PASS is 0: anything else was decided here
+                    deciders[verdicts != fw.FILTER_PASS] = k
+            elif result is None:
+                passing = verdicts == fw.FILTER_PASS
+                verdicts[passing] = fw.FILTER_CHECK
+                deciders[passing] = k
+            elif result.any():  # a result passing every node changes nothing
+                changed = (verdicts == fw.FILTER_PASS) & (result != fw.FILTER_PASS)
+                verdicts[changed] = result[changed]
+                deciders[changed] = k
+        if verdicts is None:  # no Filter plugin left after PreFilter's skips
+            verdicts = np.zeros(size, dtype=np.int8)
+        return verdicts, deciders
+
+    def _nominated_verdicts(
+        self,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        rows: list[int],
+        verdicts: VerdictArray,
+        deciders: DeciderArray,
+        what_if: dict[int, tuple[fw.NodeColumns, int]],
+    ) -> None:
+        # Rows passing without nominated pods: decide them with those pods added.
+        skip = state.skip_filter_plugins
+        if any(name not in skip for name, _ in self._fwk._pre_filter_ext):
+            verdicts[rows] = fw.FILTER_CHECK  # AddPod would change the state: per node
+            return
+        priority = pod.priority
+        uid = pod.uid
+        all_names = columns.names
+        names = pick(all_names, rows)
+        # One call (one lock) for every node.
+        by_node = self._fwk.nominator.nominated_pods_for_nodes(names)
+        kept = self._nominated_adds_for(columns, priority)
+        entries = kept.entries
+        added_pods: list[Sequence[PodInfo]] = []
+        copied_rows: list[int] = []
+        all_kept = True  # every row's sums are in kept.sums
+        get = by_node.get
+        for row, name in zip(rows, names, strict=True):
+            infos = get(name)
+            if not infos:
+                continue
+            entry = entries.get(row)
+            if entry is None or entry[0] is not infos or uid in entry[1]:
+                entry = kept.count(row, infos, uid)
+                if entry[0] is not infos:  # the pod itself is nominated here: not kept
+                    all_kept = False
+            added = entry[2]
+            if added is None:
+                continue  # the per-node path runs the plain filters: the pass stands
+            added_pods.append(added)
+            copied_rows.append(row)
+        if not copied_rows:
+            return
+        what_if_columns = fw.NodeColumns.with_pods_added(
+            columns, copied_rows, added_pods, kept.sums[copied_rows] if all_kept else None
+        )
+        found = self._batch_verdicts(state, pod, what_if_columns)
+        if found is None:
+            verdicts[copied_rows] = fw.FILTER_CHECK
+            return
+        what_if_verdicts, what_if_deciders = found
+        import numpy as np
+
+        verdicts[copied_rows] = what_if_verdicts
+        deciders[copied_rows] = what_if_deciders
+        rejected = np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist()
+        what_if.update((copied_rows[i], (what_if_columns, i)) for i in rejected)
+
+    def _nominated_adds_for(self, columns: fw.NodeColumns, priority: int) -> _NominatedAdds:
+        # The what-if sums kept for these columns and this priority: one set per priority
+        # seen lately (a few at most), each started anew with new columns.
+        by_priority = self._nominated_adds
+        if len(by_priority) > _KEPT_PRIORITIES:
+            by_priority.clear()
+        kept = by_priority.get(priority)
+        if kept is None or kept.columns is not columns:
+            kept = by_priority[priority] = _NominatedAdds(columns, priority)
+        return kept
+
+    def rejection_statuses(
+        self,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        rows: RowArray,
+        plugin_index: int,
+    ) -> list[Status] | None:
+        """The statuses of ``rows``, which the batch verdicts say the filter plugin at
+        ``plugin_index`` rejects (every plugin before it passing them): what
+        :meth:`run_filter_plugins` gives those nodes.
+
+        A plugin may offer ``filter_batch_statuses(state, pod, columns, rows)`` (a status per
+        row, equal to its ``filter``); otherwise its ``filter`` runs on each. ``None`` when a
+        status is not a rejection after all (the caller then takes the per-node path).
+        """
+        name, filter_fn, _, batch = self._batch_filters[plugin_index]
+        statuses: Sequence[Status | None] | None = None
+        try:
+            if batch is not None:
+                statuses = batch(state, pod, columns, rows)
+            if statuses is None or len(statuses) != len(rows):
+                infos = columns.infos
+                statuses = [filter_fn(state, pod, infos[r]) for r in rows.tolist()]
+        except Exception:
+            return None
+        # Plugins share one Status among many nodes: check and name each object once.
+        distinct = dict(zip(map(id, statuses), statuses, strict=True))
+        stamped: dict[int, Status] = {}
+        for key, status in distinct.items():
+            if status is None or not status.is_rejected():
+                return None
+            stamped[key] = status if status.plugin == name else status.with_plugin(name)
+        return [stamped[key] for key in map(id, statuses)]
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray
+    ) -> IntArray | None:
+        """Score, NormalizeScore and weights over ``rows`` of ``columns``: the weighted totals.
+
+        Equal to the totals of :meth:`run_score_plugins` on the same nodes. A plugin's batch
+        forms (optional ``score_batch(state, pod, columns, rows)`` and
+        ``normalize_batch(state, pod, scores)``) are used when it has them, its per-node
+        methods otherwise. Returns ``None`` whenever anything is out of the ordinary (a plugin
+        raising or failing, a score out of range, a value beyond int64), so that
+        :meth:`run_score_plugins` reports it with its usual message.
+        """
+        import numpy as np
+
+        started = time.perf_counter()
+        try:
+            skip = state.skip_score_plugins
+            totals = np.zeros(len(rows), dtype=np.int64)
+            nodes: list[NodeInfo] | None = None
+            names: list[str] | None = None
+            for (name, score_fn, normalize_fn, weight, score_many), (_, batch, norm_batch) in zip(
+                self._fwk._score_fns, self._batch_scores, strict=True
+            ):
+                if skip and name in skip:
+                    continue
+                try:
+                    scores = batch(state, pod, columns, rows) if batch is not None else None
+                    if scores is None or getattr(scores, "shape", None) != (len(rows),):
+                        if nodes is None:
+                            infos = columns.infos
+                            nodes = [infos[r] for r in rows.tolist()]
+                        listed = score_many(state, pod, nodes) if score_many is not None else None
+                        if listed is None:
+                            listed = [score_fn(state, pod, ni) for ni in nodes]
+                        scores = np.array(listed, dtype=np.int64)
+                    if normalize_fn is not None:
+                        normalized = (
+                            norm_batch(state, pod, scores) if norm_batch is not None else None
+                        )
+                        if normalized is None or getattr(normalized, "shape", None) != (len(rows),):
+                            if names is None:
+                                names = [columns.names[r] for r in rows.tolist()]
+                            nsl = fw.NodeScoreList(list(names), scores.tolist())
+                            status = normalize_fn(state, pod, nsl)
+                            if status is not None and not status.is_success():
+                                return None
+                            normalized = np.array(nsl.scores, dtype=np.int64)
+                        scores = normalized
+                except Exception:
+                    return None
+                if len(scores) and _outside_score_range(scores):
+                    return None
+                totals += scores * weight
+            return totals
+        finally:
+            state.durations["Score"] = time.perf_counter() - started
+
+
+def _outside_score_range(scores: IntArray) -> bool:
+    """Whether a score lies outside ``[MIN_NODE_SCORE, MAX_NODE_SCORE]``: for int64 scores one
+    pass, as a negative number read as unsigned is beyond any score (MIN_NODE_SCORE is 0)."""
+    import numpy as np
+
+    if fw.MIN_NODE_SCORE == 0 and scores.dtype == np.int64:
+        return bool(scores.view(np.uint64).max() > fw.MAX_NODE_SCORE)
+    return bool(scores.min() < fw.MIN_NODE_SCORE or scores.max() > fw.MAX_NODE_SCORE)
+
+
+#: How many preemptor priorities Framework._nominated_verdicts keeps what-if sums for.
+_KEPT_PRIORITIES: Final = 8
+
+
+class _NominatedAdds:
+    """For :meth:`Framework._nominated_verdicts`: per row of one NodeColumns, the pods
+    nominated to its node that a preemptor of ``priority`` counts, and what they add to the
+    row, kept across scheduling cycles.
+
+    ``entries[row]`` is ``(the nominator's list it was worked out from, the uids of the pods
+    counted, those pods or None)``; it holds while the nominator hands out the same list (the
+    scheduling queue keeps a node's list until its nominated pods change) and the preemptor
+    is not one of the pods counted. ``sums[row]`` is then what the pods add, as
+    :meth:`NodeColumns.with_pods_added` takes it.
+    """
+
+    __slots__ = ("columns", "entries", "priority", "sums")
+
+    def __init__(self, columns: fw.NodeColumns, priority: int) -> None:
+        import numpy as np
+
+        self.columns = columns
+        self.priority = priority
+        self.entries: dict[
+            int, tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]
+        ] = {}
+        self.sums: IntArray = np.zeros((columns.size, 7), dtype=np.int64)
+
+    def count(
+        self, row: int, infos: Sequence[PodInfo], uid: str
+    ) -> tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]:
+        """The entry of ``row`` for ``infos``, kept unless the pod ``uid`` is among the pods
+        counted (its entry, for this call only, then leaves it out and names no list)."""
+        priority = self.priority
+        counted = [info for info in infos if info.pod.priority >= priority]
+        uids = frozenset(info.pod.uid for info in counted)
+        if uid in uids:
+            others = [info for info in counted if info.pod.uid != uid]
+            return (), uids, others or None
+        # One pod a node is the usual case: the nominator's list itself is the group.
+        added = (infos if len(counted) == len(infos) else counted) or None
+        entry = (infos, uids, added)
+        self.entries[row] = entry
+        if added is not None:
+            self.sums[row] = _added_sums([added])[0]  # what the group adds to the row
+        return entry
