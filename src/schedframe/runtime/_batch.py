@@ -13,9 +13,11 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
+
 from schedframe import framework as fw
 from schedframe._rows import pick
-from schedframe.framework import CycleState, NodeInfo, PodInfo, Status
+from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework import batch as fb
 from schedframe.framework._columns import _added_sums
 from schedframe.framework.batch import declares
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     #: ``(verdicts, deciders, what-if rows)``: see :meth:`BatchEngine.filter_batch_with_deciders`.
     BatchVerdicts = tuple[VerdictArray, DeciderArray, dict[int, tuple[fw.NodeColumns, int]]]
 
-__all__ = ["BatchEngine"]
+__all__ = ["BatchEngine", "BatchFiltered"]
 
 
 def _fast(plugin: object, proto: type, name: str) -> Any:
@@ -327,6 +329,137 @@ class BatchEngine:
         finally:
             state.durations["Score"] = time.perf_counter() - started
 
+    # -- rows from a start node on (the scheduling cycle's search) --------------------------
+
+    def filter_rows(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns, start: int, num_to_find: int
+    ) -> BatchFiltered | None:
+        """Upstream ``findNodesThatPassFilters`` over every node of ``columns`` from row
+        ``start`` on (wrapping round), stopping at ``num_to_find`` feasible nodes, with the
+        batch verdicts.
+
+        Nodes the batch verdicts pass are feasible and nodes they reject are skipped, without
+        a call per node; undecided nodes take the per-node path. The feasible nodes, their
+        order, the count of nodes processed and the error are those of the per-node path.
+        When no node is feasible every node's status is gathered, rejected nodes' through
+        :meth:`rejection_statuses`. ``None`` when the batch path does not apply (the caller
+        then runs the per-node path).
+        """
+        import numpy as np
+
+        found = self.filter_batch_with_deciders(state, pod, columns)
+        if found is None:
+            return None
+        verdicts = found[0]
+        n = columns.size
+        if not verdicts.any():  # FILTER_PASS is 0: every node passes (the usual case)
+            # The first num_to_find nodes from start on, a run of rows (wrapping round).
+            processed = min(num_to_find, n)
+            stop = start + processed
+            rows = np.arange(start, stop, dtype=np.intp)
+            if stop <= n:
+                feasible = list(columns.infos[start:stop])
+            else:
+                rows[rows >= n] -= n
+                feasible = [*columns.infos[start:], *columns.infos[: stop - n]]
+            return BatchFiltered(feasible, rows, processed)
+        rotated = np.concatenate((verdicts[start:], verdicts[:start])) if start else verdicts
+        candidates = np.flatnonzero(rotated != fw.FILTER_REJECT)
+        head = candidates[:num_to_find]
+        infos = columns.infos
+        checked: dict[int, Status] = {}
+        if not len(candidates):
+            return self._all_statuses(state, pod, columns, start, found, checked)
+        if not (rotated[head] == fw.FILTER_CHECK).any():
+            positions = head
+            processed = int(head[-1]) + 1 if len(head) == num_to_find else n
+        else:
+            run = self._fwk.filter_function(state, pod)
+            kept: list[int] = []
+            processed = n
+            checks = rotated[candidates] == fw.FILTER_CHECK
+            for pos, check in zip(candidates.tolist(), checks.tolist(), strict=True):
+                if check:
+                    row = pos + start - n if pos + start >= n else pos + start
+                    status = run(infos[row])
+                    if status is not None and status.code is not Code.SUCCESS:
+                        if status.code is Code.ERROR:
+                            return BatchFiltered([], None, pos, error=status)
+                        checked[row] = status
+                        continue
+                kept.append(pos)
+                if len(kept) >= num_to_find:
+                    processed = pos + 1
+                    break
+            if not kept:
+                return self._all_statuses(state, pod, columns, start, found, checked)
+            positions = np.array(kept, dtype=np.intp)
+        rows = positions + start
+        if start:
+            rows[rows >= n] -= n
+        return BatchFiltered(pick(infos, rows.tolist()), rows, processed)
+
+    def _all_statuses(
+        self,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        start: int,
+        found: BatchVerdicts,
+        checked: dict[int, Status],
+    ) -> BatchFiltered | None:
+        """No node is feasible: every node's status, in the order the per-node path visits
+        them from ``start`` (``checked`` holds the undecided nodes' statuses already found).
+        ``None`` if a plugin's statuses contradict its batch verdicts."""
+        import numpy as np
+
+        fwk = self._fwk
+        verdicts, deciders, what_if = found
+        n = columns.size
+        statuses: dict[int, Status] = dict(checked)
+        rejected = verdicts == fw.FILTER_REJECT
+        # Nodes with nominated pods rejected without them: the per-node path reports the run
+        # with them added, which comes first there.
+        row_of = columns.index
+        known = np.fromiter(
+            (row_of[name] for name in fwk.nominator.nominated_node_names() if name in row_of),
+            dtype=np.intp,
+        )
+        for row in known[rejected[known]].tolist():
+            if row in what_if:
+                continue
+            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, columns.infos[row])
+            if status is None or not status.is_rejected():
+                return None
+            statuses[row] = status
+            rejected[row] = False
+        if what_if:
+            # Nodes rejected only with their nominated pods added: statuses from those copies.
+            what_if_rows = np.fromiter(what_if, dtype=np.intp, count=len(what_if))
+            rejected[what_if_rows] = False
+            what_if_deciders = deciders[what_if_rows]
+            for index in np.unique(what_if_deciders).tolist():
+                rows_of = what_if_rows[what_if_deciders == index].tolist()
+                copies = what_if[rows_of[0]][0]
+                at = np.array([what_if[row][1] for row in rows_of], dtype=np.intp)
+                got = self.rejection_statuses(state, pod, copies, at, index)
+                if got is None:
+                    return None
+                statuses.update(zip(rows_of, got, strict=True))
+        for index in np.unique(deciders[rejected]).tolist():
+            rows = np.flatnonzero(rejected & (deciders == index))
+            got = self.rejection_statuses(state, pod, columns, rows, index)
+            if got is None:
+                return None
+            statuses.update(zip(rows.tolist(), got, strict=True))
+        if len(statuses) != n:
+            return None
+        names = columns.names
+        order = [*range(start, n), *range(start)]
+        in_order = pick(statuses, order)
+        named = list(zip([*names[start:], *names[:start]], in_order, strict=True))
+        return BatchFiltered([], None, n, statuses=named)
+
 
 def _outside_score_range(scores: IntArray) -> bool:
     """Whether a score lies outside ``[MIN_NODE_SCORE, MAX_NODE_SCORE]``: for int64 scores one
@@ -384,3 +517,21 @@ class _NominatedAdds:
         if added is not None:
             self.sums[row] = _added_sums([added])[0]  # what the group adds to the row
         return entry
+
+
+@attrs.define
+class BatchFiltered:
+    """What :meth:`BatchEngine.filter_rows` found, from ``start`` on.
+
+    Either the feasible nodes (``feasible``, their ``rows`` in the columns, and ``processed``:
+    how many nodes from ``start`` on the per-node path would have looked at); or ``error``, a
+    filter's Error status on the node ``processed`` places after ``start``; or, when no node
+    is feasible, ``statuses``: every node's ``(name, status)``, in the order the per-node
+    path visits them from ``start``.
+    """
+
+    feasible: list[NodeInfo]
+    rows: RowArray | None
+    processed: int
+    error: Status | None = None
+    statuses: list[tuple[str, Status]] | None = None
