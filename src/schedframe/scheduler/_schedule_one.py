@@ -88,8 +88,10 @@ class NoNodesAvailableError(Exception):
 class SchedulingStatusError(Exception):
     """A scheduling attempt failed with an error status (plugin error, cache error...)."""
 
-    def __init__(self, status: Status) -> None:
+    def __init__(self, status: Status, *, feasible_nodes: Sequence[NodeInfo] = ()) -> None:
         self.status = status
+        #: The nodes found feasible before a filter failed (they count in the rotation).
+        self.feasible_nodes = feasible_nodes
         super().__init__(status.message())
 
 
@@ -419,6 +421,10 @@ class Algorithm:
         processed = 0
         try:
             feasible_nodes = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        except SchedulingStatusError as exc:
+            # Upstream counts the feasible nodes found before the error too.
+            feasible_nodes = list(exc.feasible_nodes)
+            raise
         finally:
             # Always rotate, error or not, so every node gets its turn (upstream).
             processed = len(feasible_nodes) + len(diagnosis.node_to_status)
@@ -525,7 +531,7 @@ class Algorithm:
                 time.perf_counter() - started
             )
         if error is not None:
-            raise SchedulingStatusError(error)
+            raise SchedulingStatusError(error, feasible_nodes=feasible)
         return feasible
 
     def prioritize_nodes(
