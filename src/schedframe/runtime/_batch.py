@@ -10,7 +10,8 @@ falling back to the plugins' per-node methods wherever a plugin has no fast form
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -33,10 +34,21 @@ if TYPE_CHECKING:
     DeciderArray = npt.NDArray[np.int16]
     IntArray = npt.NDArray[np.int64]
     RowArray = npt.NDArray[np.intp]
+    PendingArray = npt.NDArray[np.int64]
     #: ``(verdicts, deciders, what-if rows)``: see :meth:`BatchEngine.filter_batch_with_deciders`.
     BatchVerdicts = tuple[VerdictArray, DeciderArray, dict[int, tuple[fw.NodeColumns, int]]]
+    WithPending = tuple[
+        VerdictArray,
+        DeciderArray,
+        dict[int, tuple[fw.NodeColumns, int]],
+        PendingArray | None,
+        int | None,
+    ]
 
 __all__ = ["BatchEngine", "BatchFiltered"]
+
+#: Filter plugins a pending mask (see ``BatchEngine._batch_verdicts``) has room for.
+_MASK_BITS: Final = 62
 
 
 def _fast(plugin: object, proto: type, name: str) -> Any:
@@ -110,10 +122,18 @@ class BatchEngine:
         it is rejected that way (its status comes from there). Otherwise those nodes are
         ``FILTER_CHECK``.
         """
+        found = self._with_deciders(state, pod, columns)
+        return None if found is None else found[:3]
+
+    def _with_deciders(
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+    ) -> WithPending | None:
+        """:meth:`filter_batch_with_deciders`, the rows' pending masks and the mask all rows
+        share, if they do (see :meth:`_batch_verdicts`)."""
         found = self._batch_verdicts(state, pod, columns)
         if found is None:
             return None
-        verdicts, deciders = found
+        verdicts, deciders, pending, same = found
         what_if: dict[int, tuple[fw.NodeColumns, int]] = {}
         nominated = self._fwk.nominator.nominated_node_names()
         if nominated:
@@ -124,11 +144,19 @@ class BatchEngine:
             rows = known[verdicts[known] == fw.FILTER_PASS].tolist()
             if rows:
                 self._nominated_verdicts(state, pod, columns, rows, verdicts, deciders, what_if)
-        return verdicts, deciders, what_if
+                same = None
+        return verdicts, deciders, what_if, pending, same
 
     def _batch_verdicts(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns
-    ) -> tuple[VerdictArray, DeciderArray] | None:
+    ) -> tuple[VerdictArray, DeciderArray, PendingArray | None, int | None] | None:
+        """The batch verdicts and deciders of every row, and the rows' *pending* masks: bit
+        ``k`` of ``pending[row]`` is set when the Filter plugin at index ``k`` did not pass the
+        row in batch (no batch form, declined, or a verdict other than FILTER_PASS), i.e. when
+        the per-node run of the row has to call that plugin; ``None`` when there are more
+        plugins than bits; and that mask when every row has the same one and no batch verdict
+        is other than FILTER_PASS (else ``None``). ``None`` when no plugin gave batch
+        verdicts."""
         import numpy as np
 
         skip = state.skip_filter_plugins
@@ -136,6 +164,11 @@ class BatchEngine:
         verdicts: VerdictArray | None = None
         deciders: DeciderArray = np.empty(size, dtype=np.int16)
         deciders.fill(-1)
+        pending: PendingArray | None = (
+            np.zeros(size, dtype=np.int64) if len(self._batch_filters) <= _MASK_BITS else None
+        )
+        decided = False
+        uniform = True
         for k, (name, _, batch, _) in enumerate(self._batch_filters):
             if skip and name in skip:
                 continue
@@ -143,30 +176,47 @@ class BatchEngine:
             if batch is not None:
                 try:
                     result = batch(state, pod, columns)
-                except Exception:  # the plugin's filter reports it, node by node
+                except Exception as exc:  # the plugin's filter reports it, node by node
+                    self._fwk.fast_path_failed(name, "filter_batch", exc)
                     result = None
                 if result is not None and (
                     getattr(result, "shape", None) != (size,)
                     or getattr(result, "dtype", None) != np.int8
                 ):
                     result = None
+            if result is None:
+                if verdicts is None:
+                    verdicts = np.full(size, fw.FILTER_CHECK, dtype=np.int8)
+                    deciders.fill(k)
+                else:
+                    passing = verdicts == fw.FILTER_PASS
+                    verdicts[passing] = fw.FILTER_CHECK
+                    deciders[passing] = k
+                if pending is not None:
+                    pending |= 1 << k
+                continue
+            decided = True
             if verdicts is None:
-                if result is None:
-                    return None
                 verdicts = result.copy()
                 if verdicts.any():  # FILTER_PASS is 0: anything else was decided here
+                    uniform = False
                     deciders[verdicts != fw.FILTER_PASS] = k
-            elif result is None:
-                passing = verdicts == fw.FILTER_PASS
-                verdicts[passing] = fw.FILTER_CHECK
-                deciders[passing] = k
+                    if pending is not None:
+                        pending[verdicts != fw.FILTER_PASS] |= 1 << k
             elif result.any():  # a result passing every node changes nothing
-                changed = (verdicts == fw.FILTER_PASS) & (result != fw.FILTER_PASS)
+                uniform = False
+                not_passed = result != fw.FILTER_PASS
+                changed = (verdicts == fw.FILTER_PASS) & not_passed
                 verdicts[changed] = result[changed]
                 deciders[changed] = k
+                if pending is not None:
+                    pending[not_passed] |= 1 << k
+        if not decided and verdicts is not None:
+            return None  # no plugin decided anything: the per-node path is as fast
         if verdicts is None:  # no Filter plugin left after PreFilter's skips
             verdicts = np.zeros(size, dtype=np.int8)
-        return verdicts, deciders
+        same = int(pending[0]) if uniform and pending is not None and size else None
+        return verdicts, deciders, pending, same
 
     def _nominated_verdicts(
         self,
@@ -218,7 +268,7 @@ class BatchEngine:
         if found is None:
             verdicts[copied_rows] = fw.FILTER_CHECK
             return
-        what_if_verdicts, what_if_deciders = found
+        what_if_verdicts, what_if_deciders, _, _ = found
         import numpy as np
 
         verdicts[copied_rows] = what_if_verdicts
@@ -347,11 +397,20 @@ class BatchEngine:
         """
         import numpy as np
 
-        found = self.filter_batch_with_deciders(state, pod, columns)
-        if found is None:
+        with_pending = self._with_deciders(state, pod, columns)
+        if with_pending is None:
             return None
-        verdicts = found[0]
+        found: BatchVerdicts = with_pending[:3]
+        verdicts, pending, same = with_pending[0], with_pending[3], with_pending[4]
         n = columns.size
+        if same and not found[2]:
+            # Every row undecided alike (plugins without batch forms, the others passing all).
+            alike = self._filter_alike(state, pod, columns, pending, same, start, num_to_find)
+            if alike is not None:
+                got, checked_alike = alike
+                if got is not None:
+                    return got
+                return self._all_statuses(state, pod, columns, start, found, checked_alike)
         if not verdicts.any():  # FILTER_PASS is 0: every node passes (the usual case)
             # The first num_to_find nodes from start on, a run of rows (wrapping round).
             processed = min(num_to_find, n)
@@ -374,22 +433,34 @@ class BatchEngine:
             positions = head
             processed = int(head[-1]) + 1 if len(head) == num_to_find else n
         else:
-            run = self._fwk.filter_function(state, pod)
+            undecided = _Undecided(self._fwk, state, pod, columns, pending)
             kept: list[int] = []
             processed = n
-            checks = rotated[candidates] == fw.FILTER_CHECK
-            for pos, check in zip(candidates.tolist(), checks.tolist(), strict=True):
-                if check:
-                    row = pos + start - n if pos + start >= n else pos + start
-                    status = run(infos[row])
-                    if status is not None and status.code is not Code.SUCCESS:
-                        if status.code is Code.ERROR:
+            # In chunks of as many candidates as feasible nodes are still wanted: every node
+            # of a chunk is one the per-node path would look at too.
+            i = 0
+            total = len(candidates)
+            while i < total:
+                chunk = candidates[i : i + num_to_find - len(kept)]
+                i += len(chunk)
+                chunk_rows = chunk + start
+                if start:
+                    chunk_rows[chunk_rows >= n] -= n
+                to_check = rotated[chunk] == fw.FILTER_CHECK
+                failed = undecided.failures(chunk_rows[to_check]) if to_check.any() else None
+                if not failed:
+                    kept.extend(chunk.tolist())
+                else:
+                    for pos, row in zip(chunk.tolist(), chunk_rows.tolist(), strict=True):
+                        status = failed.get(row)
+                        if status is None:
+                            kept.append(pos)
+                        elif status.code is Code.ERROR:
                             return BatchFiltered([], None, pos, error=status)
-                        checked[row] = status
-                        continue
-                kept.append(pos)
+                        else:
+                            checked[row] = status
                 if len(kept) >= num_to_find:
-                    processed = pos + 1
+                    processed = kept[-1] + 1
                     break
             if not kept:
                 return self._all_statuses(state, pod, columns, start, found, checked)
@@ -398,6 +469,76 @@ class BatchEngine:
         if start:
             rows[rows >= n] -= n
         return BatchFiltered(pick(infos, rows.tolist()), rows, processed)
+
+    def _filter_alike(
+        self,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        pending: PendingArray | None,
+        mask: int,
+        start: int,
+        num_to_find: int,
+    ) -> tuple[BatchFiltered | None, dict[int, Status]] | None:
+        """:meth:`filter_rows` when every row has the same pending ``mask`` and no batch
+        verdict rejects a row: the plugins of the mask run over runs of consecutive rows from
+        ``start`` on, as many at a time as feasible nodes are still wanted. Returns what was
+        found (``None`` when no node is feasible) and the statuses of the rows rejected on
+        the way; ``None`` when nodes have nominated pods (the caller then takes the general
+        path)."""
+        import numpy as np
+
+        fwk = self._fwk
+        if fwk.nominator.nominated_node_names():
+            return None
+        undecided = _Undecided(fwk, state, pod, columns, pending)
+        chain = undecided.chain(mask)
+        infos = columns.infos
+        n = columns.size
+        feasible: list[NodeInfo] = []
+        checked: dict[int, Status] = {}
+        kept_rows: list[int] | None = None  # None while every row so far is kept
+        pos = 0
+        while pos < n and len(feasible) < num_to_find:
+            end = min(pos + num_to_find - len(feasible), n)
+            a, b = start + pos, start + end
+            nodes: Sequence[NodeInfo]
+            rows: Sequence[int]
+            if b <= n:
+                nodes, rows = infos[a:b], range(a, b)
+            elif a >= n:
+                nodes, rows = infos[a - n : b - n], range(a - n, b - n)
+            else:
+                nodes, rows = [*infos[a:], *infos[: b - n]], [*range(a, n), *range(b - n)]
+            failed: dict[int, Status] = {}
+            undecided.run_chain(chain, rows, failed, nodes)
+            if not failed:
+                feasible.extend(nodes)
+                if kept_rows is not None:
+                    kept_rows.extend(rows)
+            else:
+                if kept_rows is None:
+                    kept_rows = [(start + p) % n for p in range(pos)]
+                for offset, (row, node_info) in enumerate(zip(rows, nodes, strict=True)):
+                    status = failed.get(row)
+                    if status is None:
+                        feasible.append(node_info)
+                        kept_rows.append(row)
+                    elif status.code is Code.ERROR:
+                        return BatchFiltered([], None, pos + offset, error=status), checked
+                    else:
+                        checked[row] = status
+            pos = end
+        if not feasible:
+            return None, checked
+        # Reaching num_to_find takes every node of the last run: it ends at the last one kept.
+        processed = pos if len(feasible) >= num_to_find else n
+        if kept_rows is None:
+            kept = np.arange(start, start + processed, dtype=np.intp)
+            kept[kept >= n] -= n
+        else:
+            kept = np.array(kept_rows, dtype=np.intp)
+        return BatchFiltered(feasible, kept, processed), checked
 
     def _all_statuses(
         self,
@@ -535,3 +676,161 @@ class BatchFiltered:
     processed: int
     error: Status | None = None
     statuses: list[tuple[str, Status]] | None = None
+
+
+class _Undecided:
+    """The per-node filtering of the rows the batch verdicts left undecided.
+
+    A row's statuses equal :meth:`Framework.run_filter_plugins_with_nominated_pods` on its
+    node, but only the plugins the row's pending mask names (see
+    ``BatchEngine._batch_verdicts``) are called, in plugin order: a plugin that passed the
+    row in batch is not called again (its ``filter`` would pass it too). So a plugin without
+    batch forms costs its own calls only, never a re-run of the plugins before it. Each
+    plugin is called over many rows at once (``map``), the rows it rejects leaving the chain.
+    Nodes with nominated pods take the general path, as in :meth:`Framework.filter_function`.
+    """
+
+    __slots__ = (
+        "_chains",
+        "_fwk",
+        "_infos",
+        "_nominated_rows",
+        "_pending",
+        "_pod",
+        "_prepared",
+        "_state",
+    )
+
+    def __init__(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        pending: PendingArray | None,
+    ) -> None:
+        self._fwk = fwk
+        self._state = state
+        self._pod = pod
+        self._infos = columns.infos
+        self._pending = pending
+        index = columns.index
+        self._nominated_rows = frozenset(
+            index[name] for name in fwk.nominator.nominated_node_names() if name in index
+        )
+        #: plugin index -> (name, function, whether it takes (state, pod, node_info))
+        self._prepared: dict[int, tuple[str, Callable[..., Status | None], bool]] = {}
+        self._chains: dict[int, list[tuple[str, Callable[..., Status | None], bool]]] = {}
+
+    def _plugin(self, k: int) -> tuple[str, Callable[..., Status | None], bool]:
+        found = self._prepared.get(k)
+        if found is None:
+            name, filter_fn, prepare = self._fwk._prepare_filters[k]
+            fn = None
+            if prepare is not None:
+                try:
+                    fn = prepare(self._state, self._pod)
+                except Exception as exc:  # the plain filter then reports it, node by node
+                    self._fwk.fast_path_failed(name, "prepare_filter", exc)
+            found = (name, fn, False) if fn is not None else (name, filter_fn, True)
+            self._prepared[k] = found
+        return found
+
+    def chain(self, mask: int) -> list[tuple[str, Callable[..., Status | None], bool]]:
+        chain = self._chains.get(mask)
+        if chain is None:
+            count = len(self._fwk._prepare_filters)
+            chain = self._chains[mask] = [self._plugin(k) for k in range(count) if mask >> k & 1]
+        return chain
+
+    def failures(self, rows: RowArray) -> dict[int, Status]:
+        """Row -> status for the ``rows`` that do not pass (rows left out pass)."""
+        fwk = self._fwk
+        out: dict[int, Status] = {}
+        row_list: list[int] = rows.tolist()
+        nominated = self._nominated_rows
+        if nominated:
+            general = fwk.run_filter_plugins_with_nominated_pods
+            infos = self._infos
+            for row in [r for r in row_list if r in nominated]:
+                status = general(self._state, self._pod, infos[row])
+                if status is not None and status.code is not Code.SUCCESS:
+                    out[row] = status
+            row_list = [r for r in row_list if r not in nominated]
+            rows = rows[[r not in nominated for r in rows.tolist()]]
+        if not row_list:
+            return out
+        pending = self._pending
+        if pending is None:  # more plugins than mask bits: the whole chain
+            groups = {-1: row_list}
+        else:
+            masks = pending[rows]
+            first = int(masks[0])
+            if (masks == first).all():
+                groups = {first: row_list}
+            else:
+                groups = {}
+                for row, mask in zip(row_list, masks.tolist(), strict=True):
+                    groups.setdefault(mask, []).append(row)
+        for mask, group in groups.items():
+            chain = (
+                self.chain(mask)
+                if mask >= 0
+                else [self._plugin(k) for k in range(len(fwk._prepare_filters))]
+            )
+            self.run_chain(chain, group, out)
+        return out
+
+    def run_chain(
+        self,
+        chain: list[tuple[str, Callable[..., Status | None], bool]],
+        rows: Sequence[int],
+        out: dict[int, Status],
+        nodes: Sequence[NodeInfo] | None = None,
+    ) -> None:
+        """Run ``chain`` over ``rows`` (whose NodeInfos are ``nodes``, if given), each row
+        leaving it at its first status that is not a success, which goes into ``out``."""
+        from schedframe.runtime._framework import _as_error, _raised
+
+        state = self._state
+        pod = self._pod
+        skip = state.skip_filter_plugins
+        infos = self._infos
+        alive: Sequence[int] = rows
+        success = Code.SUCCESS
+        for name, fn, plain in chain:
+            if skip and name in skip:
+                continue
+            if nodes is None:
+                nodes = pick(infos, alive)
+            results: list[Status | None] = []
+            raised: dict[int, Status] = {}
+            while True:
+                rest = nodes[len(results) :] if results else nodes
+                try:
+                    # list.extend keeps what the map gave before a call raised.
+                    if plain:
+                        results.extend(map(fn, repeat(state), repeat(pod), rest))
+                    else:
+                        results.extend(map(fn, rest))
+                    break
+                except Exception as exc:  # the call on the next node raised
+                    failure = _raised(f'running "{name}" filter plugin', exc, name)
+                    raised[alive[len(results)]] = failure
+                    results.append(None)
+            if not raised and results.count(None) == len(results):
+                continue  # every row passes (the usual case)
+            survivors: list[int] = []
+            for row, status in zip(alive, results, strict=True):
+                if row in raised:
+                    out[row] = raised[row]
+                elif status is None or status.code is success:
+                    survivors.append(row)
+                elif not status.is_rejected():
+                    out[row] = _as_error(f'running "{name}" filter plugin', status, name)
+                else:
+                    out[row] = status if status.plugin == name else status.with_plugin(name)
+            alive = survivors
+            nodes = None
+            if not alive:
+                return

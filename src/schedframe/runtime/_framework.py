@@ -279,6 +279,8 @@ class Framework:
         #: ``(plugin name, registrations)`` for every plugin that can reject a pod.
         self.enqueue_extensions: list[tuple[str, tuple[fw.ClusterEventWithHint, ...]]] = []
         self.plugin_args: dict[str, object] = {}
+        #: ``(plugin, fast form) -> how many times it raised`` (see :meth:`fast_path_failed`).
+        self.fast_path_failures: dict[tuple[str, str], int] = {}
         #: The batch engine: filtering and scoring over the snapshot's columns.
         self.batch = BatchEngine(self)
         self._compile()
@@ -899,6 +901,24 @@ class Framework:
         return run
 
     # -- the batch engine (runtime/_batch.py) -------------------------------------------------
+
+    def fast_path_failed(self, plugin: str, method: str, exc: BaseException) -> None:
+        """Count a fast form of ``plugin`` (``method``, see :mod:`schedframe.framework.batch`)
+        that raised; the runtime then runs the plugin's plain form. Logged at WARNING the first
+        time for each plugin and method, at DEBUG after that."""
+        key = (plugin, method)
+        count = self.fast_path_failures.get(key, 0) + 1
+        self.fast_path_failures[key] = count
+        log.log(
+            logging.WARNING if count == 1 else logging.DEBUG,
+            'fast form %s of plugin "%s" raised (%s); its plain form is used instead '
+            "(this is failure %d; set SCHEDFRAME_FAST_PATHS=0 to bisect)",
+            method,
+            plugin,
+            _failure_text(exc),
+            count,
+            exc_info=exc if count == 1 else None,
+        )
 
     def filter_batch(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns
