@@ -287,6 +287,13 @@ class Handle(PluginsRunner, Protocol):
         """Move ``pods`` to the active queue if they wait in the backoff or unschedulable pool."""
         ...
 
+    @property
+    def fast_paths(self) -> bool:
+        """Whether plugins' fast forms (:mod:`schedframe.framework.batch`) may be used; off
+        for bisecting a suspected fast-path bug (``SCHEDFRAME_FAST_PATHS=0``). A plugin that
+        takes shortcuts of its own on another plugin's declared forms reads it too."""
+        ...
+
     def cycle_filter_plugins(self, state: CycleState) -> list[FilterPlugin]:
         """The Filter plugins that run for the pod of ``state``, in order, without those its
         PreFilter skipped (preemption reads them to know which filters a dry run runs)."""

@@ -23,6 +23,7 @@ third-party plugin, and the runtime counts and logs a fast form that raises (see
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -68,7 +69,9 @@ __all__ = [
     "PreparedFilter",
     "ResourceBound",
     "SortKey",
+    "FAST_PATHS_ENV",
     "declares",
+    "fast_paths_from_env",
 ]
 
 
@@ -228,3 +231,14 @@ def declares(plugin: object, proto: type) -> bool:
         )
         _DECLARES[key] = found
     return found
+
+
+#: The environment variable that turns fast paths off for bisecting: ``0``, ``false``, ``no``
+#: or ``off`` (any case) turns them off; anything else, or unset, leaves them on.
+FAST_PATHS_ENV = "SCHEDFRAME_FAST_PATHS"
+
+
+def fast_paths_from_env() -> bool:
+    """Whether fast paths are on by :data:`FAST_PATHS_ENV` (read when a Framework is built)."""
+    value = os.environ.get(FAST_PATHS_ENV, "").strip().lower()
+    return value not in ("0", "false", "no", "off")

@@ -209,7 +209,7 @@ class Evaluator:
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
         plan: DryRun | None = (
             cast("DryRunPreparer", self.interface).prepare_dry_run(state, pod, m)
-            if declares(self.interface, DryRunPreparer)
+            if self.handle.fast_paths and declares(self.interface, DryRunPreparer)
             else None
         )
         if plan is not None:

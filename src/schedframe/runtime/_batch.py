@@ -51,9 +51,10 @@ __all__ = ["BatchEngine", "BatchFiltered"]
 _MASK_BITS: Final = 62
 
 
-def _fast(plugin: object, proto: type, name: str) -> Any:
-    """``plugin``'s fast form ``name`` when its class declares ``proto``, else ``None``."""
-    return getattr(plugin, name) if declares(plugin, proto) else None
+def _fast(plugin: object, proto: type, name: str, on: bool) -> Any:
+    """``plugin``'s fast form ``name`` when its class declares ``proto`` and fast paths are
+    ``on``, else ``None``."""
+    return getattr(plugin, name) if on and declares(plugin, proto) else None
 
 
 class BatchEngine:
@@ -67,23 +68,33 @@ class BatchEngine:
         self._batch_filters: tuple[tuple[str, Any, Any, Any], ...] = ()
         self._batch_scores: tuple[tuple[str, Any, Any], ...] = ()
 
+    def _try_fast(self, plugin: str, method: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, a fast form of ``plugin``; ``None`` (its plain form is used) when it
+        raises, which is counted and logged (:meth:`Framework.fast_path_failed`)."""
+        try:
+            return fn(*args)
+        except Exception as exc:
+            self._fwk.fast_path_failed(plugin, method, exc)
+            return None
+
     def compile(self) -> None:
         """Resolve the plugins' batch forms (the Framework calls it when its plugins change)."""
         fwk = self._fwk
+        on = fwk.fast_paths
         self._batch_filters = tuple(
             (
                 p.name,
                 p.filter,
-                _fast(p, fb.BatchFilter, "filter_batch"),
-                _fast(p, fb.BatchFilterStatuses, "filter_batch_statuses"),
+                _fast(p, fb.BatchFilter, "filter_batch", on),
+                _fast(p, fb.BatchFilterStatuses, "filter_batch_statuses", on),
             )
             for p in fwk.filter_plugins
         )
         self._batch_scores = tuple(
             (
                 p.name,
-                _fast(p, fb.BatchScore, "score_batch"),
-                _fast(p, fb.BatchNormalize, "normalize_batch"),
+                _fast(p, fb.BatchScore, "score_batch", on),
+                _fast(p, fb.BatchNormalize, "normalize_batch", on),
             )
             for p in fwk.score_plugins
         )
@@ -307,7 +318,9 @@ class BatchEngine:
         statuses: Sequence[Status | None] | None = None
         try:
             if batch is not None:
-                statuses = batch(state, pod, columns, rows)
+                statuses = self._try_fast(
+                    name, "filter_batch_statuses", batch, state, pod, columns, rows
+                )
             if statuses is None or len(statuses) != len(rows):
                 infos = columns.infos
                 statuses = [filter_fn(state, pod, infos[r]) for r in rows.tolist()]
@@ -348,18 +361,28 @@ class BatchEngine:
                 if skip and name in skip:
                     continue
                 try:
-                    scores = batch(state, pod, columns, rows) if batch is not None else None
+                    scores = (
+                        self._try_fast(name, "score_batch", batch, state, pod, columns, rows)
+                        if batch is not None
+                        else None
+                    )
                     if scores is None or getattr(scores, "shape", None) != (len(rows),):
                         if nodes is None:
                             infos = columns.infos
                             nodes = [infos[r] for r in rows.tolist()]
-                        listed = score_many(state, pod, nodes) if score_many is not None else None
+                        listed = (
+                            self._try_fast(name, "score_many", score_many, state, pod, nodes)
+                            if score_many is not None
+                            else None
+                        )
                         if listed is None:
                             listed = [score_fn(state, pod, ni) for ni in nodes]
                         scores = np.array(listed, dtype=np.int64)
                     if normalize_fn is not None:
                         normalized = (
-                            norm_batch(state, pod, scores) if norm_batch is not None else None
+                            self._try_fast(name, "normalize_batch", norm_batch, state, pod, scores)
+                            if norm_batch is not None
+                            else None
                         )
                         if normalized is None or getattr(normalized, "shape", None) != (len(rows),):
                             if names is None:

@@ -37,7 +37,7 @@ from schedframe.errors import (
 )
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework import batch as fb
-from schedframe.framework.batch import declares
+from schedframe.framework.batch import declares, fast_paths_from_env
 from schedframe.runtime._batch import BatchEngine
 from schedframe.runtime._standalone import (
     ClusterView,
@@ -146,10 +146,11 @@ def _implements(plugin: object, kind: type | tuple[type, ...]) -> bool:
     return False
 
 
-def _optional_method(plugin: object, proto: type, name: str) -> Any:
+def _optional_method(plugin: object, proto: type, name: str, on: bool = True) -> Any:
     """A plugin's fast form ``name`` when its class declares the fast-path Protocol ``proto``
-    (see :mod:`schedframe.framework.batch`; answered once per class), else ``None``."""
-    return getattr(plugin, name) if declares(plugin, proto) else None
+    (see :mod:`schedframe.framework.batch`; answered once per class) and fast paths are
+    ``on``, else ``None``."""
+    return getattr(plugin, name) if on and declares(plugin, proto) else None
 
 
 def _failure_text(exc: BaseException) -> str:
@@ -243,6 +244,7 @@ class Framework:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
+        fast_paths: bool | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
 
@@ -261,6 +263,10 @@ class Framework:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._parallelism = parallelism
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        #: Whether plugins' fast forms (:mod:`schedframe.framework.batch`) are used; off, every
+        #: plugin runs through its plain methods only (for bisecting a suspected fast-path
+        #: bug). ``None`` reads ``SCHEDFRAME_FAST_PATHS`` (``0``/``false``/``off``: off).
+        self._fast_paths = fast_paths_from_env() if fast_paths is None else fast_paths
 
         self.plugins: dict[str, fw.Plugin] = {}
         self.pre_enqueue_plugins: list[fw.PreEnqueuePlugin] = []
@@ -534,13 +540,17 @@ class Framework:
                 if _implements(p, fw.ScoreExtensions)
                 else None,
                 self.score_weights.get(p.name, 1),
-                _optional_method(p, fb.ManyScore, "score_many"),
+                _optional_method(p, fb.ManyScore, "score_many", self._fast_paths),
             )
             for p in self.score_plugins
         )
         # Optional per-pod fast paths of in-tree plugins (see ``filter_function``).
         self._prepare_filters = tuple(
-            (p.name, p.filter, _optional_method(p, fb.PreparedFilter, "prepare_filter"))
+            (
+                p.name,
+                p.filter,
+                _optional_method(p, fb.PreparedFilter, "prepare_filter", self._fast_paths),
+            )
             for p in self.filter_plugins
         )
         self.batch.compile()
@@ -606,7 +616,7 @@ class Framework:
         if not self.queue_sort_plugins:
             return None
         key: Callable[[fw.QueuedPodInfo], Any] | None = _optional_method(
-            self.queue_sort_plugins[0], fb.SortKey, "sort_key"
+            self.queue_sort_plugins[0], fb.SortKey, "sort_key", self._fast_paths
         )
         return key
 
@@ -872,7 +882,8 @@ class Framework:
             if prepare is not None:
                 try:
                     fn = prepare(state, pod)
-                except Exception:  # the plain filter then reports it, node by node
+                except Exception as exc:  # the plain filter then reports it, node by node
+                    self.fast_path_failed(name, "prepare_filter", exc)
                     fn = None
             if fn is None:
                 fn = functools.partial(filter_fn, state, pod)
@@ -901,6 +912,11 @@ class Framework:
         return run
 
     # -- the batch engine (runtime/_batch.py) -------------------------------------------------
+
+    @property
+    def fast_paths(self) -> bool:
+        """Whether plugins' fast forms are used (see the ``fast_paths`` argument)."""
+        return self._fast_paths
 
     def fast_path_failed(self, plugin: str, method: str, exc: BaseException) -> None:
         """Count a fast form of ``plugin`` (``method``, see :mod:`schedframe.framework.batch`)
@@ -1039,8 +1055,9 @@ class Framework:
                         try:
                             # The plugin's batch form, equal to the per-node list below.
                             scores = score_many(state, pod, nodes)
-                        except Exception:
-                            scores = None  # the per-node form reports it, node by node
+                        except Exception as exc:  # the per-node form reports it, node by node
+                            self.fast_path_failed(name, "score_many", exc)
+                            scores = None
                     if scores is None:
                         scores = [score_fn(state, pod, ni) for ni in nodes]
                 except Exception as exc:

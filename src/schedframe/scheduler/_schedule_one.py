@@ -412,7 +412,7 @@ class Algorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) {_go_list(sorted(plugins_with_nodes))}",
             )
-        elif self.batch and all_nodes and fwk.has_filter_plugins():
+        elif self.batch and all_nodes and fwk.has_filter_plugins() and fwk.fast_paths:
             found = self._pass_filters_batch(fwk, state, pod, diagnosis)
             if found is not None:
                 return found

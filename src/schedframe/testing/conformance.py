@@ -47,6 +47,7 @@ from schedframe.runtime import (
 )
 from schedframe.scheduler import VirtualClock
 from schedframe.testing import strategies as sst
+from schedframe.testing._batch_conformance import check_batch_forms
 from schedframe.testing._cluster import Cluster
 
 __all__ = [
@@ -73,6 +74,7 @@ CHECKS: Final = (
     "reserve-symmetry",  # reserve then unreserve leaves no trace; unreserve alone neither
     "unreserve-idempotent",  # a second unreserve changes nothing
     "sort-key",  # QueueSort's optional sort_key orders pods exactly as less does
+    "batch-forms",  # declared fast forms (framework.batch) answer as the plain methods do
 )
 
 _PROTOCOLS: Final[tuple[type, ...]] = (
@@ -1176,6 +1178,13 @@ def _example(target: _Target, companions: _Companions, case: _Case, skip: frozen
     _check_queue_sort(first)
     _cycle(first, case.pod, reserve=True, finish=True, label="pod")
     _check_hints(first)
+    if "batch-forms" not in skip:
+        check_batch_forms(
+            first.run.fwk,
+            first.run.plugin,
+            case.pod,
+            lambda detail: _fail(target.name, "batch-forms", detail, _describe(case)),
+        )
     if "deterministic" not in skip:
         again = _Checker(
             _Run(target, companions, case.cluster, extra, case.seed, case.rejections),

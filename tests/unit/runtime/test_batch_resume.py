@@ -3,8 +3,11 @@ first plugin that did not decide it and never calls again the plugins that passe
 
 from __future__ import annotations
 
+import logging
 import random
 from typing import Any, ClassVar
+
+import pytest
 
 from schedframe import framework as fw
 from schedframe.cache import Cache, Snapshot
@@ -93,3 +96,60 @@ def test_the_per_node_path_calls_every_plugin() -> None:
     assert len(noop.nodes) == 144
     # (PreFilter skips some plugins for this pod; the others run on each node looked at.)
     assert per_node and len(per_node) % 144 == 0
+
+
+class _BrokenBatch(fw.FilterPlugin):
+    name: ClassVar[str] = "BrokenBatch"
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> fw.Status | None:
+        return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, columns: fw.NodeColumns) -> Any:
+        raise ValueError("no columns today")
+
+
+def test_a_batch_method_that_raises_is_counted_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    algo, fwk, noop, _ = _setup(300)
+    broken = _BrokenBatch()
+    fwk.plugins[broken.name] = broken
+    fwk.filter_plugins.append(broken)
+    fwk._compile()
+    with caplog.at_level(logging.DEBUG, logger="schedframe.runtime"):
+        for i in range(3):
+            result = algo.schedule_pod(fwk, CycleState(), PodWrapper(f"p{i}").obj())
+            assert result.feasible_nodes == 144  # the plain filter answered instead
+    assert fwk.fast_path_failures == {("BrokenBatch", "filter_batch"): 3}
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1  # once per plugin and method; the rest at DEBUG
+    assert (
+        warnings[0]
+        .getMessage()
+        .startswith(
+            'fast form filter_batch of plugin "BrokenBatch" raised (ValueError: no columns today)'
+        )
+    )
+
+
+def test_fast_paths_off_uses_no_fast_form() -> None:
+    algo, fwk, noop, per_node = _setup(300)
+    slow = Framework.from_profile(
+        load_config(None).profiles[0],
+        Registry.discover(),
+        snapshot=algo.snapshot,
+        fast_paths=False,
+    )
+    assert slow.batch._batch_filters and all(
+        batch is None and statuses is None for _, _, batch, statuses in slow.batch._batch_filters
+    )
+    assert all(prepare is None for _, _, prepare in slow._prepare_filters)
+    assert all(entry[4] is None for entry in slow._score_fns)
+    assert slow.queue_sort_key() is None and fwk.queue_sort_key() is not None
+    pod = PodWrapper("p").req(cpu="100m").obj()
+    assert (
+        algo.schedule_pod(slow, CycleState(), pod).suggested_host
+        == algo.__class__(algo.snapshot, random.Random(0), update_snapshot=algo.update_snapshot)
+        .schedule_pod(fwk, CycleState(), pod)
+        .suggested_host
+    )
