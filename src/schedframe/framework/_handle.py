@@ -168,6 +168,12 @@ class Nominator(Protocol):
         """The nodes that have at least one nominated pod (read once per scheduling cycle)."""
         ...
 
+    def nominated_generation(self) -> int:
+        """A number that changes whenever the pods nominated to any node (or their latest
+        versions) change; what a plugin derives from nominated pods holds while it is the
+        same. Memos key on it, never on the identity of the lists handed out."""
+        ...
+
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
         """Nominate ``pod_info`` to ``node_name`` (replacing an earlier nomination)."""
         ...

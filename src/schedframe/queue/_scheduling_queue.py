@@ -117,6 +117,7 @@ _READS: Final = frozenset(
         "is_backing_off",
         "next_wakeup",
         "nominated_node_name",
+        "nominated_generation",
         "nominated_node_names",
         "nominated_pods_for_node",
         "nominated_pods_for_nodes",
@@ -249,6 +250,8 @@ class SchedulingQueue:
         # dropped when the node's nominations change (the nominator reports it) or when a
         # @_changes method touches one of its pods.
         self._nominated_memo: dict[str, list[PodInfo]] = {}
+        # Bumped whenever a node's nominated pods (or their queued versions) change.
+        self._nominated_generation = 0
         # uids whose queued entry the running @_changes method touched.
         self._touched_pods: list[str] = []
         self._nominator = Nominator(on_node_change=self._forget_node)
@@ -912,6 +915,13 @@ class SchedulingQueue:
             infos = self._nominator.pods_on(node_name)
             return [*map(self._latest_version(), infos)] if infos else []
 
+    def nominated_generation(self) -> int:
+        """A number that changes whenever the pods nominated to any node, or the queued
+        version of one of them, change: what is derived from the nominated pods holds while
+        it stays the same."""
+        with self._lock:
+            return self._nominated_generation
+
     def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
         """:meth:`nominated_pods_for_node` of each node, under one lock (nodes without
         nominated pods are left out).
@@ -952,11 +962,13 @@ class SchedulingQueue:
             node_name = node_of(uid)
             if node_name is not None:
                 memo.pop(node_name, None)
+                self._nominated_generation += 1
         self._touched_pods.clear()
 
     def _forget_node(self, node_name: str) -> None:
         """The nominator's report: the pods nominated to ``node_name`` changed."""
         self._nominated_memo.pop(node_name, None)
+        self._nominated_generation += 1
 
     def _latest_version(self) -> Callable[[PodInfo], PodInfo]:
         # Each pod as the queue holds it now (activeQ, unschedulable pool or backoffQ), or as

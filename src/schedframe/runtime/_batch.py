@@ -249,8 +249,11 @@ class BatchEngine:
         all_names = columns.names
         names = pick(all_names, rows)
         # One call (one lock) for every node.
-        by_node = self._fwk.nominator.nominated_pods_for_nodes(names)
-        kept = self._nominated_adds_for(columns, priority)
+        nominator = self._fwk.nominator
+        # Read before the lists: a change in between then only makes the next read miss.
+        generation = nominator.nominated_generation()
+        by_node = nominator.nominated_pods_for_nodes(names)
+        kept = self._nominated_adds_for(columns, priority, generation)
         entries = kept.entries
         added_pods: list[Sequence[PodInfo]] = []
         copied_rows: list[int] = []
@@ -261,9 +264,9 @@ class BatchEngine:
             if not infos:
                 continue
             entry = entries.get(row)
-            if entry is None or entry[0] is not infos or uid in entry[1]:
+            if entry is None or uid in entry[1]:
                 entry = kept.count(row, infos, uid)
-                if entry[0] is not infos:  # the pod itself is nominated here: not kept
+                if not entry[0]:  # the pod itself is nominated here: not kept
                     all_kept = False
             added = entry[2]
             if added is None:
@@ -287,15 +290,17 @@ class BatchEngine:
         rejected = np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist()
         what_if.update((copied_rows[i], (what_if_columns, i)) for i in rejected)
 
-    def _nominated_adds_for(self, columns: fw.NodeColumns, priority: int) -> _NominatedAdds:
+    def _nominated_adds_for(
+        self, columns: fw.NodeColumns, priority: int, generation: int
+    ) -> _NominatedAdds:
         # The what-if sums kept for these columns and this priority: one set per priority
-        # seen lately (a few at most), each started anew with new columns.
+        # seen lately (a few at most), each started anew with new columns or nominations.
         by_priority = self._nominated_adds
         if len(by_priority) > _KEPT_PRIORITIES:
             by_priority.clear()
         kept = by_priority.get(priority)
-        if kept is None or kept.columns is not columns:
-            kept = by_priority[priority] = _NominatedAdds(columns, priority)
+        if kept is None or kept.columns is not columns or kept.generation != generation:
+            kept = by_priority[priority] = _NominatedAdds(columns, priority, generation)
         return kept
 
     def rejection_statuses(
@@ -640,43 +645,41 @@ _KEPT_PRIORITIES: Final = 8
 
 
 class _NominatedAdds:
-    """For :meth:`Framework._nominated_verdicts`: per row of one NodeColumns, the pods
+    """For :meth:`BatchEngine._nominated_verdicts`: per row of one NodeColumns, the pods
     nominated to its node that a preemptor of ``priority`` counts, and what they add to the
-    row, kept across scheduling cycles.
+    row, kept across scheduling cycles while the nominator's
+    :meth:`~schedframe.framework.Nominator.nominated_generation` stays ``generation``.
 
-    ``entries[row]`` is ``(the nominator's list it was worked out from, the uids of the pods
-    counted, those pods or None)``; it holds while the nominator hands out the same list (the
-    scheduling queue keeps a node's list until its nominated pods change) and the preemptor
-    is not one of the pods counted. ``sums[row]`` is then what the pods add, as
-    :meth:`NodeColumns.with_pods_added` takes it.
+    ``entries[row]`` is ``(kept, the uids of the pods counted, those pods or None)``; a kept
+    entry holds for every preemptor of ``priority`` that is not one of the pods counted.
+    ``sums[row]`` is then what the pods add, as :meth:`NodeColumns.with_pods_added` takes it.
     """
 
-    __slots__ = ("columns", "entries", "priority", "sums")
+    __slots__ = ("columns", "entries", "generation", "priority", "sums")
 
-    def __init__(self, columns: fw.NodeColumns, priority: int) -> None:
+    def __init__(self, columns: fw.NodeColumns, priority: int, generation: int) -> None:
         import numpy as np
 
         self.columns = columns
         self.priority = priority
-        self.entries: dict[
-            int, tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]
-        ] = {}
+        self.generation = generation
+        self.entries: dict[int, tuple[bool, frozenset[str], Sequence[PodInfo] | None]] = {}
         self.sums: IntArray = np.zeros((columns.size, 7), dtype=np.int64)
 
     def count(
         self, row: int, infos: Sequence[PodInfo], uid: str
-    ) -> tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]:
+    ) -> tuple[bool, frozenset[str], Sequence[PodInfo] | None]:
         """The entry of ``row`` for ``infos``, kept unless the pod ``uid`` is among the pods
-        counted (its entry, for this call only, then leaves it out and names no list)."""
+        counted (its entry, for this call only, then leaves it out)."""
         priority = self.priority
         counted = [info for info in infos if info.pod.priority >= priority]
         uids = frozenset(info.pod.uid for info in counted)
         if uid in uids:
             others = [info for info in counted if info.pod.uid != uid]
-            return (), uids, others or None
+            return False, uids, others or None
         # One pod a node is the usual case: the nominator's list itself is the group.
         added = (infos if len(counted) == len(infos) else counted) or None
-        entry = (infos, uids, added)
+        entry = (True, uids, added)
         self.entries[row] = entry
         if added is not None:
             self.sums[row] = _added_sums([added])[0]  # what the group adds to the row

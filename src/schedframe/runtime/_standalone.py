@@ -165,6 +165,7 @@ class _SimpleNominator:
     def __init__(self) -> None:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
+        self._generation = 0
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._by_node.get(node_name, [])
@@ -176,14 +177,19 @@ class _SimpleNominator:
     def nominated_node_names(self) -> frozenset[str]:
         return frozenset(self._by_node)  # only nodes with pods are keys
 
+    def nominated_generation(self) -> int:
+        return self._generation
+
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
         self.delete_nominated_pod_if_exists(pod_info.pod)
         self._by_node[node_name] = [*self._by_node.get(node_name, ()), pod_info]
         self._node_of[pod_info.pod.uid] = node_name
+        self._generation += 1
 
     def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
         node = self._node_of.pop(pod.uid, None)
         if node is not None:
+            self._generation += 1
             kept = [p for p in self._by_node[node] if p.pod.uid != pod.uid]
             if kept:
                 self._by_node[node] = kept

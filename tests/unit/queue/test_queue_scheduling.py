@@ -1853,8 +1853,11 @@ def test_nominated_pods_for_nodes_memo_equals_fresh_reads(ops: list[tuple[str, i
     q, clock = new_queue(hints, plugins=[SchedulingGates()])
     current: dict[int, Pod] = {}
     popped: list[QueuedPodInfo] = []
+    # What the nominated pods were at each generation: it must not change while that does.
+    seen: dict[int, dict[str, list[int]]] = {}
 
     def check() -> None:
+        generation = q.nominated_generation()
         bulk = q.nominated_pods_for_nodes(_MEMO_NODES)
         fresh = {n: q.nominated_pods_for_node(n) for n in _MEMO_NODES}
         assert {n: [id(i) for i in infos] for n, infos in bulk.items()} == {
@@ -1862,6 +1865,8 @@ def test_nominated_pods_for_nodes_memo_equals_fresh_reads(ops: list[tuple[str, i
         }
         again = q.nominated_pods_for_nodes(_MEMO_NODES)
         assert all(again[n] is bulk[n] for n in bulk)
+        view = {n: [id(i) for i in infos] for n, infos in bulk.items()}
+        assert seen.setdefault(generation, view) == view
 
     for op, a, b in ops:
         check()

@@ -13,7 +13,8 @@ Port of upstream ``defaultpreemption/default_preemption.go``. The plugin supplie
   minCandidateNodesAbsolute)`` candidates (at most N), from a random offset drawn from the
   scheduler's seeded ``rng``.
 
-When NodeResourcesFit filters the preemptor, the dry run skips work whose outcome that Filter
+When a Filter declaring a resource bound (:class:`~schedframe.framework.batch.ResourceBound`:
+NodeResourcesFit) filters the preemptor, the dry run skips work whose outcome that Filter
 already decides (:meth:`DefaultPreemption.prepare_dry_run`): nodes where the preemptor would
 not fit even with every lower-priority pod gone are passed over, and a reprieved pod after
 which it no longer fits stays a victim without a Filter run. When every other Filter running
@@ -37,11 +38,10 @@ import attrs
 
 from schedframe import errors, preemption
 from schedframe import framework as fw
-from schedframe.framework.batch import NodeOnlyFilter, declares
+from schedframe.framework.batch import NodeOnlyFilter, ResourceBound, declares
 from schedframe.objects import Pod
 from schedframe_plugins import names
 from schedframe_plugins.defaultpreemption import _fit_bound
-from schedframe_plugins.noderesources.fit import Fit
 
 if TYPE_CHECKING:
     from schedframe.objects import PodDisruptionBudget
@@ -183,8 +183,6 @@ class DefaultPreemption(fw.PostFilterPlugin):
             if type(self)._more_important_pod is DefaultPreemption._more_important_pod
             else None
         )
-        # (the handle's filter plugin list, its length, the NodeResourcesFit found in it)
-        self._fit_lookup: tuple[object, int, Fit | None] | None = None
         self._remainders = _fit_bound.Remainders()
         # node name -> the last arithmetic victim selection on it (see _DryRun.victims_in_place)
         self._in_place: dict[str, _InPlace] = {}
@@ -356,28 +354,28 @@ class DefaultPreemption(fw.PostFilterPlugin):
             return None
         if not self._only_priority_decides():
             return None
-        fit = self._fit_filter()
-        if fit is None or fit.name in state.skip_filter_plugins:
-            return None  # NodeResourcesFit does not filter in this cycle
-        found = _fit_bound.request_of(state)
+        found = self._resource_bound(state)
         if found is None:
-            return None
-        request, plain = found
-        node_only = self._node_only_filters(state, fit) if plain else None
+            return None  # no resource-bound Filter (NodeResourcesFit) runs in this cycle
+        bound, (request, plain) = found
+        node_only = self._node_only_filters(state, bound) if plain else None
         return _DryRun(self, pod, request, node_only)
 
-    def _fit_filter(self) -> Fit | None:
-        """The in-tree NodeResourcesFit among the handle's Filter plugins (looked up again
-        only when that list changes)."""
-        plugins = getattr(self._handle, "filter_plugins", None)
-        if not isinstance(plugins, list):
-            return None
-        lookup = self._fit_lookup
-        if lookup is None or lookup[0] is not plugins or lookup[1] != len(plugins):
-            lookup = self._fit_lookup = (plugins, len(plugins), _fit_bound.fit_filter(plugins))
-        return lookup[2]
+    def _resource_bound(
+        self, state: fw.CycleState
+    ) -> tuple[fw.FilterPlugin, tuple[_fit_bound.FitRequest, bool]] | None:
+        """The first Filter plugin running this cycle that declares
+        :class:`~schedframe.framework.batch.ResourceBound` and bounds the pod, with its bound."""
+        for plugin in self._handle.cycle_filter_plugins(state):
+            if declares(plugin, ResourceBound):
+                found = cast("ResourceBound", plugin).resource_bound(state)
+                if found is not None:
+                    return plugin, found
+        return None
 
-    def _node_only_filters(self, state: fw.CycleState, fit: Fit) -> tuple[NodeFilter, ...] | None:
+    def _node_only_filters(
+        self, state: fw.CycleState, fit: fw.FilterPlugin
+    ) -> tuple[NodeFilter, ...] | None:
         """The ``filter`` of every Filter plugin but ``fit`` running this cycle, when each
         of them reads the node only and no AddPod/RemovePod extension runs: victims can then
         be chosen by arithmetic. ``None`` otherwise."""
@@ -445,6 +443,7 @@ class _DryRun:
         "_node_only",
         "_nominated",
         "_nominated_kept",
+        "_generation",
         "_now",
         "_nominator",
         "_order",
@@ -467,7 +466,9 @@ class _DryRun:
         self._priority = pod.priority
         self._uid = pod.uid
         self._nominator = plugin._handle.nominator
-        # Nominations do not change during the dry run.
+        # Nominations do not change during the dry run. The generation is read first: a
+        # change in between only makes the kept sums miss next time.
+        self._generation = self._nominator.nominated_generation()
         self._nominated = self._nominator.nominated_node_names()
         self._added: dict[str, tuple[int, int, int, int] | None] = {}
         self._by_node: dict[str, list[fw.PodInfo]] | None = None
@@ -483,10 +484,10 @@ class _DryRun:
         filters count for this preemptor (priority at least its own, not itself), read and
         kept for the dry run; ``None`` when there are none.
 
-        The sums are also kept across dry runs, per node, with the nominator's list they were
-        taken from: the scheduling queue hands out the same list object until the node's
-        nominated pods change, so a later preemptor of the same priority reuses them unless
-        it is one of the pods counted.
+        The sums are also kept across dry runs, per node, with the nominator's
+        ``nominated_generation`` they were taken at: while it stays the same no nominated pod
+        changed, so a later preemptor of the same priority reuses them unless it is one of
+        the pods counted.
         """
         added = self._added
         by_node = self._by_node
@@ -500,7 +501,7 @@ class _DryRun:
         kept = self._nominated_kept.get(node_name)
         if (
             kept is not None
-            and kept.pods is infos
+            and kept.generation == self._generation
             and kept.priority == priority
             and uid not in kept.uids
         ):
@@ -510,7 +511,9 @@ class _DryRun:
             if uid in uids:  # the preemptor is nominated here: it does not count for itself
                 sums, _ = _sums_at_or_above([i for i in infos if i.pod.uid != uid], priority)
             else:
-                self._nominated_kept[node_name] = _NominatedSums(infos, priority, uids, sums)
+                self._nominated_kept[node_name] = _NominatedSums(
+                    self._generation, priority, uids, sums
+                )
         added[node_name] = sums
         return sums
 
@@ -642,7 +645,7 @@ def _sums_at_or_above(
 class _NominatedSums(NamedTuple):
     """The sums of the pods nominated to one node that a preemptor of ``priority`` counts."""
 
-    pods: Sequence[fw.PodInfo]  # the nominator's list they were taken from (same object)
+    generation: int  # the nominator's nominated_generation they were taken at
     priority: int
     uids: frozenset[str]  # the pods counted: a preemptor among them needs its own sums
     sums: tuple[int, int, int, int] | None
