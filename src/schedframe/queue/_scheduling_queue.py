@@ -3,6 +3,11 @@
 Upstream: ``pkg/scheduler/backend/queue/scheduling_queue.go`` (``PriorityQueue``) with queueing
 hints and ``SchedulerPopFromBackoffQ`` enabled, as in kube-scheduler 1.33+. Method docstrings
 name the upstream function each one ports.
+
+Over 1,000 lines on purpose: upstream's ``PriorityQueue`` is one type whose methods all work
+under one lock on the same three sub-queues and the nominator, and each method's requeueing
+rules are read beside the others; the sub-queues themselves live in their own modules
+(``_active``, ``_backoff``, ``_heap``, ``_nominator``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@ answer. A failure raises :class:`ConformanceError` (an :class:`AssertionError`) 
 plugin, the check (one of :data:`CHECKS`) and a minimal example.
 
 Requires the hypothesis package to be installed.
+
+Over 1,000 lines on purpose: the checks share one example driver, one checker (answers,
+traces, mutation fingerprints) and one way of reporting a minimal example, and most checks
+are a few lines of it; a self-contained check lives apart (``batch-forms`` in
+``_batch_conformance``).
 """
 
 from __future__ import annotations
