@@ -96,9 +96,12 @@ def test_the_stand_alone_nominator_counts_generations() -> None:
     nominator = _SimpleNominator()
     g0 = nominator.nominated_generation()
     info = fw.PodInfo(pod("p", priority=5))
+    before = nominator.nominated_generations(["n1", "n2"])
     nominator.add_nominated_pod(info, "n1")
     g1 = nominator.nominated_generation()
     assert g1 != g0
+    after = nominator.nominated_generations(["n1", "n2"])
+    assert after["n1"] != before["n1"] and after["n2"] == before["n2"]
     nominator.nominated_pods_for_nodes(["n1"])
     assert nominator.nominated_generation() == g1  # reading changes nothing
     nominator.delete_nominated_pod_if_exists(info.pod)

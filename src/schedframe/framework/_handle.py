@@ -174,6 +174,12 @@ class Nominator(Protocol):
         same. Memos key on it, never on the identity of the lists handed out."""
         ...
 
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        """Per node, the :meth:`nominated_generation` at the last change of the pods
+        nominated to it (0 if none yet): what is derived from one node's nominated pods
+        holds while its number is the same. Read it before the pods themselves."""
+        ...
+
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
         """Nominate ``pod_info`` to ``node_name`` (replacing an earlier nomination)."""
         ...

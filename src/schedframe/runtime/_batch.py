@@ -248,12 +248,12 @@ class BatchEngine:
         uid = pod.uid
         all_names = columns.names
         names = pick(all_names, rows)
-        # One call (one lock) for every node.
+        # One call (one lock) for every node. The generations are read before the lists: a
+        # change in between then only makes the next read miss.
         nominator = self._fwk.nominator
-        # Read before the lists: a change in between then only makes the next read miss.
-        generation = nominator.nominated_generation()
+        generations = nominator.nominated_generations(names)
         by_node = nominator.nominated_pods_for_nodes(names)
-        kept = self._nominated_adds_for(columns, priority, generation)
+        kept = self._nominated_adds_for(columns, priority)
         entries = kept.entries
         added_pods: list[Sequence[PodInfo]] = []
         copied_rows: list[int] = []
@@ -264,9 +264,10 @@ class BatchEngine:
             if not infos:
                 continue
             entry = entries.get(row)
-            if entry is None or uid in entry[1]:
-                entry = kept.count(row, infos, uid)
-                if not entry[0]:  # the pod itself is nominated here: not kept
+            generation = generations[name]
+            if entry is None or entry[0] != generation or uid in entry[1]:
+                entry = kept.count(row, infos, uid, generation)
+                if entry[0] is None:  # the pod itself is nominated here: not kept
                     all_kept = False
             added = entry[2]
             if added is None:
@@ -290,17 +291,15 @@ class BatchEngine:
         rejected = np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist()
         what_if.update((copied_rows[i], (what_if_columns, i)) for i in rejected)
 
-    def _nominated_adds_for(
-        self, columns: fw.NodeColumns, priority: int, generation: int
-    ) -> _NominatedAdds:
+    def _nominated_adds_for(self, columns: fw.NodeColumns, priority: int) -> _NominatedAdds:
         # The what-if sums kept for these columns and this priority: one set per priority
-        # seen lately (a few at most), each started anew with new columns or nominations.
+        # seen lately (a few at most), each started anew with new columns.
         by_priority = self._nominated_adds
         if len(by_priority) > _KEPT_PRIORITIES:
             by_priority.clear()
         kept = by_priority.get(priority)
-        if kept is None or kept.columns is not columns or kept.generation != generation:
-            kept = by_priority[priority] = _NominatedAdds(columns, priority, generation)
+        if kept is None or kept.columns is not columns:
+            kept = by_priority[priority] = _NominatedAdds(columns, priority)
         return kept
 
     def rejection_statuses(
@@ -647,28 +646,29 @@ _KEPT_PRIORITIES: Final = 8
 class _NominatedAdds:
     """For :meth:`BatchEngine._nominated_verdicts`: per row of one NodeColumns, the pods
     nominated to its node that a preemptor of ``priority`` counts, and what they add to the
-    row, kept across scheduling cycles while the nominator's
-    :meth:`~schedframe.framework.Nominator.nominated_generation` stays ``generation``.
+    row, kept across scheduling cycles.
 
-    ``entries[row]`` is ``(kept, the uids of the pods counted, those pods or None)``; a kept
-    entry holds for every preemptor of ``priority`` that is not one of the pods counted.
-    ``sums[row]`` is then what the pods add, as :meth:`NodeColumns.with_pods_added` takes it.
+    ``entries[row]`` is ``(the node's nominated generation it was worked out at, the uids of
+    the pods counted, those pods or None)``; it holds while the nominator's
+    :meth:`~schedframe.framework.Nominator.nominated_generations` gives the node the same
+    number, for every preemptor of ``priority`` that is not one of the pods counted (an entry
+    for such a preemptor has no generation and is not kept). ``sums[row]`` is then what the
+    pods add, as :meth:`NodeColumns.with_pods_added` takes it.
     """
 
-    __slots__ = ("columns", "entries", "generation", "priority", "sums")
+    __slots__ = ("columns", "entries", "priority", "sums")
 
-    def __init__(self, columns: fw.NodeColumns, priority: int, generation: int) -> None:
+    def __init__(self, columns: fw.NodeColumns, priority: int) -> None:
         import numpy as np
 
         self.columns = columns
         self.priority = priority
-        self.generation = generation
-        self.entries: dict[int, tuple[bool, frozenset[str], Sequence[PodInfo] | None]] = {}
+        self.entries: dict[int, tuple[int | None, frozenset[str], Sequence[PodInfo] | None]] = {}
         self.sums: IntArray = np.zeros((columns.size, 7), dtype=np.int64)
 
     def count(
-        self, row: int, infos: Sequence[PodInfo], uid: str
-    ) -> tuple[bool, frozenset[str], Sequence[PodInfo] | None]:
+        self, row: int, infos: Sequence[PodInfo], uid: str, generation: int
+    ) -> tuple[int | None, frozenset[str], Sequence[PodInfo] | None]:
         """The entry of ``row`` for ``infos``, kept unless the pod ``uid`` is among the pods
         counted (its entry, for this call only, then leaves it out)."""
         priority = self.priority
@@ -676,10 +676,10 @@ class _NominatedAdds:
         uids = frozenset(info.pod.uid for info in counted)
         if uid in uids:
             others = [info for info in counted if info.pod.uid != uid]
-            return False, uids, others or None
+            return None, uids, others or None
         # One pod a node is the usual case: the nominator's list itself is the group.
         added = (infos if len(counted) == len(infos) else counted) or None
-        entry = (True, uids, added)
+        entry = (generation, uids, added)
         self.entries[row] = entry
         if added is not None:
             self.sums[row] = _added_sums([added])[0]  # what the group adds to the row

@@ -166,6 +166,7 @@ class _SimpleNominator:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         self._generation = 0
+        self._node_generations: dict[str, int] = {}
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._by_node.get(node_name, [])
@@ -180,16 +181,24 @@ class _SimpleNominator:
     def nominated_generation(self) -> int:
         return self._generation
 
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        get = self._node_generations.get
+        return {name: get(name, 0) for name in node_names}
+
+    def _changed(self, node_name: str) -> None:
+        self._generation += 1
+        self._node_generations[node_name] = self._generation
+
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
         self.delete_nominated_pod_if_exists(pod_info.pod)
         self._by_node[node_name] = [*self._by_node.get(node_name, ()), pod_info]
         self._node_of[pod_info.pod.uid] = node_name
-        self._generation += 1
+        self._changed(node_name)
 
     def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
         node = self._node_of.pop(pod.uid, None)
         if node is not None:
-            self._generation += 1
+            self._changed(node)
             kept = [p for p in self._by_node[node] if p.pod.uid != pod.uid]
             if kept:
                 self._by_node[node] = kept

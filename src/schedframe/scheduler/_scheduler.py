@@ -132,6 +132,11 @@ class _QueueNominator:
             return 0
         return self.queue.nominated_generation()
 
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        if self.queue is None:
+            return dict.fromkeys(node_names, 0)
+        return self.queue.nominated_generations(node_names)
+
     def add_nominated_pod(self, pod_info: fw.PodInfo, node_name: str) -> None:
         self._q().add_nominated_pod(pod_info, node_name)
 

@@ -443,7 +443,7 @@ class _DryRun:
         "_node_only",
         "_nominated",
         "_nominated_kept",
-        "_generation",
+        "_generations",
         "_now",
         "_nominator",
         "_order",
@@ -466,10 +466,9 @@ class _DryRun:
         self._priority = pod.priority
         self._uid = pod.uid
         self._nominator = plugin._handle.nominator
-        # Nominations do not change during the dry run. The generation is read first: a
-        # change in between only makes the kept sums miss next time.
-        self._generation = self._nominator.nominated_generation()
+        # Nominations do not change during the dry run.
         self._nominated = self._nominator.nominated_node_names()
+        self._generations: dict[str, int] = {}
         self._added: dict[str, tuple[int, int, int, int] | None] = {}
         self._by_node: dict[str, list[fw.PodInfo]] | None = None
         self._remainder_of = plugin._remainders.of
@@ -484,24 +483,29 @@ class _DryRun:
         filters count for this preemptor (priority at least its own, not itself), read and
         kept for the dry run; ``None`` when there are none.
 
-        The sums are also kept across dry runs, per node, with the nominator's
-        ``nominated_generation`` they were taken at: while it stays the same no nominated pod
-        changed, so a later preemptor of the same priority reuses them unless it is one of
-        the pods counted.
+        The sums are also kept across dry runs, per node, with the node's nominated generation
+        (``nominated_generations``) they were taken at: while it stays the same the node's
+        nominated pods did not change, so a later preemptor of the same priority reuses them
+        unless it is one of the pods counted.
         """
         added = self._added
         by_node = self._by_node
         if by_node is None:  # every nominated node's pods at once: one read of the queue
+            # The generations first: a change in between only makes the kept sums miss later.
+            self._generations = self._nominator.nominated_generations(self._nominated)
             by_node = self._by_node = self._nominator.nominated_pods_for_nodes(self._nominated)
         infos = by_node.get(node_name)
-        if infos is None:
+        generation = self._generations.get(node_name)
+        if infos is None:  # not read in bulk: nothing kept for it
             infos = self._nominator.nominated_pods_for_node(node_name)
+            generation = None
         priority = self._priority
         uid = self._uid
         kept = self._nominated_kept.get(node_name)
         if (
             kept is not None
-            and kept.generation == self._generation
+            and generation is not None
+            and kept.generation == generation
             and kept.priority == priority
             and uid not in kept.uids
         ):
@@ -510,10 +514,8 @@ class _DryRun:
             sums, uids = _sums_at_or_above(infos, priority)
             if uid in uids:  # the preemptor is nominated here: it does not count for itself
                 sums, _ = _sums_at_or_above([i for i in infos if i.pod.uid != uid], priority)
-            else:
-                self._nominated_kept[node_name] = _NominatedSums(
-                    self._generation, priority, uids, sums
-                )
+            elif generation is not None:
+                self._nominated_kept[node_name] = _NominatedSums(generation, priority, uids, sums)
         added[node_name] = sums
         return sums
 
@@ -645,7 +647,7 @@ def _sums_at_or_above(
 class _NominatedSums(NamedTuple):
     """The sums of the pods nominated to one node that a preemptor of ``priority`` counts."""
 
-    generation: int  # the nominator's nominated_generation they were taken at
+    generation: int  # the node's nominated generation they were taken at
     priority: int
     uids: frozenset[str]  # the pods counted: a preemptor among them needs its own sums
     sums: tuple[int, int, int, int] | None
