@@ -372,15 +372,14 @@ class BatchEngine:
                     )
                     if scores is None or getattr(scores, "shape", None) != (len(rows),):
                         if nodes is None:
-                            infos = columns.infos
-                            nodes = [infos[r] for r in rows.tolist()]
+                            nodes = pick(columns.infos, rows.tolist())
                         listed = (
                             self._try_fast(name, "score_many", score_many, state, pod, nodes)
                             if score_many is not None
                             else None
                         )
                         if listed is None:
-                            listed = [score_fn(state, pod, ni) for ni in nodes]
+                            listed = list(map(score_fn, repeat(state), repeat(pod), nodes))
                         scores = np.array(listed, dtype=np.int64)
                     if normalize_fn is not None:
                         normalized = (
