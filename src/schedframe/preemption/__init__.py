@@ -43,6 +43,7 @@ from schedframe.preemption._types import (
     PreemptionError,
     ScoreFunc,
     Victims,
+    VictimsInPlace,
 )
 from schedframe.preemption._util import (
     filter_pods_with_pdb_violation,
@@ -68,6 +69,7 @@ __all__ = [
     "PreemptPodFunc",
     "PreemptionError",
     "ScoreFunc",
+    "VictimsInPlace",
     "Victims",
     "filter_pods_with_pdb_violation",
     "get_earliest_pod_start_time",

@@ -57,6 +57,7 @@ from schedframe.preemption._types import (
     Interface,
     PreemptionError,
     Victims,
+    VictimsInPlace,
 )
 from schedframe.preemption._util import (
     get_lower_priority_nominated_pods,
@@ -255,7 +256,11 @@ class Evaluator:
         errors: list[str] = []
         select_victims = (plan or self.interface).select_victims_on_node
         cannot_help = plan.cannot_help if plan is not None else None
-        in_place = getattr(plan, "victims_in_place", None) if plan is not None else None
+        in_place = (
+            cast("VictimsInPlace", plan).victims_in_place
+            if plan is not None and declares(plan, VictimsInPlace)
+            else None
+        )
         n = len(potential_nodes)
         for i in range(n):
             node_info = potential_nodes[(offset + i) % n]
