@@ -8,13 +8,14 @@ verdict kept), then PreScore and Score over the feasible nodes, raw and normalis
 those steps through these functions, so the rules (what a PreFilterResult cuts, how a
 plugin's failure reads, which statuses count) are written once.
 
-The conformance kit drives a single plugin's methods directly instead, checking each answer
-as it comes; it does not go through the Framework's runners and so not through this driver.
+The conformance kit drives the plugin under test through its own methods, checking each
+answer as it comes; where it needs the Framework's verdicts (the node-status map PostFilter
+gets) it takes them from :func:`filter_nodes` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -71,17 +72,16 @@ def pre_filter(fwk: Framework, pod: Pod, state: CycleState | None = None) -> Pre
 
 def filter_nodes(
     fwk: Framework, pre: PreFiltered, pod: Pod, nodes: Sequence[NodeInfo]
-) -> list[tuple[NodeInfo, Status | None]]:
+) -> Iterator[tuple[NodeInfo, Status | None]]:
     """Each node PreFilter allows with its Filter verdict, as the scheduling cycle gives it
-    (``run_filter_plugins_with_nominated_pods``; ``None`` = feasible), in ``nodes``' order."""
+    (``run_filter_plugins_with_nominated_pods``; ``None`` = feasible), in ``nodes``' order,
+    one node at a time (a caller may stop early)."""
     run = fwk.run_filter_plugins_with_nominated_pods
-    out: list[tuple[NodeInfo, Status | None]] = []
     for ni in nodes:
         if not pre.allows(ni.name):
             continue
         status = run(pre.state, pod, ni)
-        out.append((ni, None if status is None or status.code is Code.SUCCESS else status))
-    return out
+        yield ni, None if status is None or status.code is Code.SUCCESS else status
 
 
 def filter_each_plugin(

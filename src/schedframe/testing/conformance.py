@@ -50,6 +50,7 @@ from schedframe.runtime import (
     Registry,
     WaitingPod,
 )
+from schedframe.runtime import _cycle as cycle
 from schedframe.scheduler import VirtualClock
 from schedframe.testing import strategies as sst
 from schedframe.testing._batch_conformance import check_batch_forms
@@ -802,11 +803,11 @@ def _framework_verdicts(
     if rejection is not None:
         m.absent_nodes_status = rejection  # upstream: a PreFilter rejection covers every node
         return m
-    for ni in run.snapshot.list():
-        if allowed is not None and ni.name not in allowed:
-            continue  # absent: UnschedulableAndUnresolvable
-        status = run.fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-        if status is None or status.is_success():
+    # Nodes PreFilter cut are absent: UnschedulableAndUnresolvable.
+    narrowed = None if allowed is None else tuple(sorted(allowed))
+    pre = cycle.PreFiltered(state, None, None, (), narrowed)
+    for ni, status in cycle.filter_nodes(run.fwk, pre, pod, run.snapshot.list()):
+        if status is None:
             return None
         m.set(ni.name, status)
     return m
