@@ -131,6 +131,16 @@ class _QueueNominator:
             return frozenset()
         return self.queue.nominated_node_names()
 
+    def nominated_generation(self) -> int:
+        if self.queue is None:
+            return 0
+        return self.queue.nominated_generation()
+
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        if self.queue is None:
+            return dict.fromkeys(node_names, 0)
+        return self.queue.nominated_generations(node_names)
+
     def add_nominated_pod(self, pod_info: fw.PodInfo, node_name: str) -> None:
         self._q().add_nominated_pod(pod_info, node_name)
 

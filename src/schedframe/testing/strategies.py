@@ -15,6 +15,10 @@ actually meet, and small by default so failures shrink to something readable::
 
 After the ``hypothesis`` entry point ran (it does when hypothesis is imported and schedframe
 is installed), ``st.from_type(Pod)`` and friends use these strategies.
+
+Over 1,000 lines on purpose: it is one public module of many small strategies (one per object
+kind and part) that are built from one another and share the same small vocabularies; split,
+each part would import most of the others.
 """
 
 from __future__ import annotations

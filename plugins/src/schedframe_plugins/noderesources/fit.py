@@ -615,6 +615,24 @@ class Fit(
         state[_PRE_FILTER] = compute_pod_resource_request(pod)
         return None
 
+    def resource_bound(self, state: fw.CycleState) -> tuple[tuple[int, int, int], bool] | None:
+        """The pod's cpu/memory/ephemeral-storage request as :meth:`filter` checks it, and
+        whether that is all it asks for (the optional
+        :class:`~schedframe.framework.batch.ResourceBound` fast form, which preemption reads).
+
+        :meth:`filter` rejects a node when the pod count or one of these requests does not
+        fit, whatever the arguments (they only ignore extended resources), and, for a pod
+        without extended or other scalar requests, passes it otherwise. ``None`` before
+        PreFilter, or for a subclass that replaced :meth:`filter` (the promise is this
+        class's).
+        """
+        if type(self).filter is not Fit.filter:
+            return None
+        request = state.get(_PRE_FILTER)
+        if request is None:
+            return None
+        return (request.milli_cpu, request.memory, request.ephemeral_storage), not request.scalar
+
     def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
         """Reject the node when a requested resource or the pod count does not fit."""
         request = state.get(_PRE_FILTER)
