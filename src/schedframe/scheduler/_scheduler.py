@@ -180,8 +180,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
-        queueing_hints: bool = True,
-        nominated_node_name_for_expectation: bool = True,
+        queueing_hints: bool | None = None,
+        nominated_node_name_for_expectation: bool | None = None,
     ) -> None:
         from schedframe import queue as queue_module
         from schedframe.cache import Cache, Snapshot
@@ -200,6 +200,11 @@ class Scheduler:
         #: Upstream's ``NominatedNodeNameForExpectation``: PreBindPreFlight runs first in the
         #: binding cycle, and a pod PreBind will work on (or that waits on Permit) gets its
         #: ``nominatedNodeName`` set to the chosen node before the wait.
+        gates = config.feature_gates
+        if queueing_hints is None:
+            queueing_hints = gates.enabled("SchedulerQueueingHints")
+        if nominated_node_name_for_expectation is None:
+            nominated_node_name_for_expectation = gates.enabled("NominatedNodeNameForExpectation")
         self.nominated_node_name_for_expectation = nominated_node_name_for_expectation
 
         self.cache: CacheLike = cast("CacheLike", Cache())
@@ -303,8 +308,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
-        queueing_hints: bool = True,
-        nominated_node_name_for_expectation: bool = True,
+        queueing_hints: bool | None = None,
+        nominated_node_name_for_expectation: bool | None = None,
     ) -> Scheduler:
         """Build a scheduler from a ``KubeSchedulerConfiguration``.
 
@@ -320,8 +325,11 @@ class Scheduler:
             binding_workers: binding threads in real mode.
             queueing_hints: use the plugins' queueing hints (upstream's
                 ``SchedulerQueueingHints`` gate); see ``SchedulingQueue(queueing_hints=...)``.
+                ``None`` (the default) takes the configuration's feature gate.
             nominated_node_name_for_expectation: upstream's ``NominatedNodeNameForExpectation``
                 gate (PreBindPreFlight and the nominated node written before PreBind).
+                ``None`` (the default) takes the configuration's feature gate, so
+                ``--emulated-version 1.34`` turns it off as upstream's 1.34 has it.
 
         Raises:
             ConfigError: the configuration is invalid, names an unknown plugin, or has bad args.

@@ -164,7 +164,8 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
     """Preempts lower-priority pods so that an unschedulable pod fits on some node.
 
     ``async_preemption`` (upstream's ``SchedulerAsyncPreemption`` gate, on by default) evicts
-    the victims off the scheduling cycle and gates the preemptor in PreEnqueue meanwhile.
+    the victims off the scheduling cycle and gates the preemptor in PreEnqueue meanwhile;
+    ``None`` (the default) reads the gate from ``handle.features``.
 
     Attributes:
         evaluator: the library Evaluator doing the search and the evictions.
@@ -182,7 +183,7 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
         args: DefaultPreemptionArgs | None,
         handle: fw.Handle,
         *,
-        async_preemption: bool = True,
+        async_preemption: bool | None = None,
     ) -> None:
         args = args if args is not None else DefaultPreemptionArgs()
         issues = args.validate()
@@ -190,6 +191,8 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
             raise errors.ConfigError(issues)
         self.args = args
         self._handle = handle
+        if async_preemption is None:
+            async_preemption = handle.features.enabled("SchedulerAsyncPreemption")
         self.async_preemption = async_preemption
         self.evaluator = preemption.Evaluator(NAME, handle, self, async_preemption=async_preemption)
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
