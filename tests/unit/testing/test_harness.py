@@ -154,9 +154,7 @@ def test_explain_and_the_harness_share_the_cycle_driver() -> None:
     import inspect
 
     from schedframe import explain
-    from schedframe.testing import harness
-
-    from schedframe.testing import conformance
+    from schedframe.testing import conformance, harness
 
     for module in (explain, harness):
         source = inspect.getsource(module)
