@@ -121,7 +121,7 @@ def test_mixed_chains_schedule_like_the_per_node_path(
     seed: int,
 ) -> None:
     original = _schedule_one.MIN_FEASIBLE_NODES_TO_FIND
-    _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible
+    _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible  # type: ignore[misc]
     try:
         plugins = [_Rejects(rejected, errors, raises) for _ in range(2)]
         runs = [
@@ -141,4 +141,4 @@ def test_mixed_chains_schedule_like_the_per_node_path(
             # the same run, as upstream's parallel workers do before they are cancelled).
             assert plugins[0].calls <= plugins[1].calls
     finally:
-        _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original
+        _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original  # type: ignore[misc]

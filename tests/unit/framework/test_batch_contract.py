@@ -54,7 +54,7 @@ def test_an_instance_attribute_never_declares_a_form() -> None:
 
 
 def test_subclassing_the_protocol_without_the_method_is_not_a_declaration() -> None:
-    assert not fb.declares(_OnlyProtocolStub(), fb.BatchScore)
+    assert not fb.declares(_OnlyProtocolStub(), fb.BatchScore)  # type: ignore[abstract]
 
 
 def test_data_member_protocol() -> None:
