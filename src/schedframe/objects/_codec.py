@@ -41,7 +41,6 @@ from schedframe.objects._meta import (
     ObjectMeta,
     OwnerReference,
     PreferredSchedulingTerm,
-    label_key_errors,
     parse_int64,
 )
 from schedframe.objects._node import (
@@ -78,6 +77,7 @@ from schedframe.objects._quantity import (
     resource_amount,
     resource_quantity,
 )
+from schedframe.objects.validation import is_qualified_name
 
 __all__ = [
     "from_dict",
@@ -377,7 +377,7 @@ def _check_key(r: _Reader, e: _Dict, key: str, path: str) -> None:
     if e.get("key") in (None, ""):
         r.required(_join(path, "key"))
     elif key:
-        for message in label_key_errors(key):
+        for message in is_qualified_name(key):
             r.invalid(_join(path, "key"), key, message)
 
 
