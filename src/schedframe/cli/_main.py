@@ -6,10 +6,12 @@ what was expected, and exit code 2; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -32,6 +34,7 @@ EXIT_INTERNAL: Final = 1
 
 _DEBUG_KEY = "schedframe.debug"
 _RICH_KEY = "schedframe.rich"
+_VALIDATE_KEY = "schedframe.validate"
 _ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,6 +69,44 @@ def _common(fn: F) -> F:
         help="Show tracebacks instead of one-line errors.",
     )(fn)
     return fn
+
+
+def _validate_option(fn: F) -> F:
+    """``--validate``, as kubectl's: how unknown fields in manifests are treated."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str) -> None:
+        ctx.find_root().meta[_VALIDATE_KEY] = value
+
+    return click.option(
+        "--validate",
+        type=click.Choice(["strict", "warn", "ignore"]),
+        default="strict",
+        show_default=True,
+        expose_value=False,
+        callback=callback,
+        help="Unknown fields in manifests: an error (exit 2), one warning line each, or "
+        "not looked for. API validation (negative quantities, bad names) applies always.",
+    )(fn)
+
+
+def _validate() -> Any:
+    ctx = click.get_current_context(silent=True)
+    return "strict" if ctx is None else ctx.find_root().meta.get(_VALIDATE_KEY, "strict")
+
+
+@contextlib.contextmanager
+def _manifest_warnings() -> Iterator[None]:
+    """Print each manifest warning (``--validate=warn``) as one ``warning:`` line on stderr."""
+    from schedframe.errors import ManifestWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ManifestWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, ManifestWarning):
+            click.echo(f"warning: {w.message}", err=True)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _debug() -> bool:
@@ -130,8 +171,9 @@ def _load_cluster(paths: Sequence[str]) -> list[object]:
     from schedframe.objects import load_manifests
 
     objects: list[object] = []
-    for path in paths:
-        objects.extend(load_manifests(path))
+    with _manifest_warnings():
+        for path in paths:
+            objects.extend(load_manifests(path, validate=_validate()))
     return objects
 
 
@@ -139,8 +181,9 @@ def _load_workload(paths: Sequence[str]) -> Workload:
     from schedframe.simulation import Workload, load_workload
 
     workload = Workload()
-    for path in paths:
-        workload = workload + load_workload(path)
+    with _manifest_warnings():
+        for path in paths:
+            workload = workload + load_workload(path, validate=_validate())
     return workload
 
 
@@ -156,7 +199,9 @@ def _find_pod(spec: str, candidates: Sequence[Pod]) -> Pod:
 
     path = Path(spec)
     if path.is_file():
-        pods = [o for o in load_manifests(path) if isinstance(o, Pod)]
+        with _manifest_warnings():
+            objects = load_manifests(path, validate=_validate())
+        pods = [o for o in objects if isinstance(o, Pod)]
         if len(pods) != 1:
             raise InputError(f"{spec}: expected exactly one Pod, found {len(pods)}")
         return pods[0]
@@ -256,6 +301,7 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     show_default=True,
     help="Show progress on stderr once a run takes more than a second.",
 )
+@_validate_option
 @_common
 @_errors
 def simulate(
@@ -393,6 +439,7 @@ def simulate(
     help="Do not run PostFilter (preemption, dry run) when no node fits.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
+@_validate_option
 @_common
 @_errors
 def explain(

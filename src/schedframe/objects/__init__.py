@@ -14,6 +14,7 @@ from schedframe._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from schedframe.objects._codec import (
+        VALIDATE_MODES,
         from_dict,
         load_manifests,
         loads_manifests,
@@ -129,6 +130,7 @@ __all__ = [
     "Quantity",
     "ResourceList",
     "TAINT_EFFECTS",
+    "VALIDATE_MODES",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
@@ -197,6 +199,7 @@ _WHERE: Final = {
     "Quantity": "_quantity",
     "ResourceList": "_quantity",
     "TAINT_EFFECTS": "_node",
+    "VALIDATE_MODES": "_codec",
     "Taint": "_node",
     "Toleration": "_pod",
     "TopologySpreadConstraint": "_pod",

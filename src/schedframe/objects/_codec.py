@@ -1,10 +1,15 @@
 """Kubernetes JSON/YAML dicts to objects and back; camelCase lives only in this module.
 
-Reading is lenient where ``kubectl get -o yaml`` output carries fields we do not model
-(``managedFields``, ``status.containerStatuses``, ...): they are ignored. A field we model is
-checked: a wrong type, a bad quantity, operator, effect, port or date is a
-:class:`~schedframe.errors.ManifestError` naming the JSON path, and every issue of one object
-is reported together. Defaults are the API server's where the scheduler depends on them.
+Reading is strict by default, as ``kubectl --validate=strict``: a key that is not a field of
+the Kubernetes API is an ``Unknown field`` issue naming its path, and a repeated key is an
+error of the YAML/JSON reader. Fields of the API that the scheduler does not read (``kubectl
+get -o yaml`` output carries ``managedFields``, probes, ``status.containerStatuses``, ...) are
+accepted with any content; their names are listed in :mod:`schedframe.objects._fields`.
+``validate="warn"`` turns unknown fields into :class:`~schedframe.errors.ManifestWarning`s,
+``validate="ignore"`` does not look for them. A field we model is checked: a wrong type, a
+bad quantity, operator, effect, port or date is a :class:`~schedframe.errors.ManifestError`
+naming the JSON path, and every issue of one object is reported together. Defaults are the
+API server's where the scheduler depends on them.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from schedframe._yaml import YAMLError, load_all_strict
 from schedframe.errors import (
@@ -24,10 +30,13 @@ from schedframe.errors import (
     INVALID,
     NOT_FOUND,
     REQUIRED,
+    UNKNOWN_FIELD,
     UNSUPPORTED,
     FieldIssue,
     ManifestError,
+    ManifestWarning,
 )
+from schedframe.objects import _fields
 from schedframe.objects._meta import (
     LABEL_SELECTOR_OPERATORS,
     NODE_FIELD_NAME,
@@ -91,6 +100,11 @@ __all__ = [
 ]
 
 _KINDS: Final = ("Namespace", "Node", "Pod", "PodDisruptionBudget")
+#: The ``validate`` modes, as ``kubectl --validate``: an unknown field is an error
+#: (``strict``, the default), a :class:`~schedframe.errors.ManifestWarning` (``warn``), or
+#: not looked for (``ignore``). Duplicated keys are always errors.
+VALIDATE_MODES: Final = ("strict", "warn", "ignore")
+Validate = Literal["strict", "warn", "ignore"]
 _MANIFEST_SUFFIXES: Final = (".json", ".yaml", ".yml")
 _RFC3339_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 _PERCENT_RE: Final = re.compile(r"[0-9]+%")
@@ -141,12 +155,57 @@ def _supported(values: tuple[str, ...]) -> str:
 
 
 class _Reader:
-    """Reads typed fields out of plain dicts, collecting one issue per bad field."""
+    """Reads typed fields out of plain dicts, collecting one issue per bad field.
 
-    __slots__ = ("issues",)
+    Every mapping the reader hands out (and every mapping it reads a key of) is tracked with
+    its path and the keys read from it; :meth:`finish` reports the keys nobody read nor
+    declared with :meth:`known` as unknown fields (``validate="strict"``: issues, ``"warn"``:
+    warnings, ``"ignore"``: nothing). A parser therefore gets strict decoding by reading its
+    fields through the reader and listing the API fields it accepts without reading them.
 
-    def __init__(self) -> None:
+    ``api`` turns the API server's create-time validation on (the default) or off (the
+    testing kit's lenient decoder, for upstream-style objects that skip the API server).
+    """
+
+    __slots__ = ("_seen", "api", "issues", "validate", "warnings")
+
+    def __init__(self, validate: str = "strict", *, api: bool = True) -> None:
         self.issues: list[FieldIssue] = []
+        self.warnings: list[FieldIssue] = []
+        self.validate = validate
+        self.api = api
+        # id(mapping) -> (mapping, its path, keys read); the mapping is kept so its id stays
+        # unique while the reader lives.
+        self._seen: dict[int, tuple[_Dict, str, set[object]]] = {}
+
+    # -- strictness -----------------------------------------------------------------------
+    def track(self, d: _Dict, path: str) -> set[object]:
+        """Start tracking ``d`` (found at ``path``); the set of its keys read so far."""
+        entry = self._seen.get(id(d))
+        if entry is None:
+            entry = self._seen[id(d)] = (d, path, set())
+        return entry[2]
+
+    def get(self, d: _Dict, key: str, path: str) -> object:
+        """``d[key]`` or ``None``, marking ``key`` as read."""
+        self.track(d, path).add(key)
+        return d.get(key)
+
+    def known(self, d: _Dict, path: str, names: tuple[str, ...]) -> None:
+        """Accept ``names`` in ``d`` with any content: API fields the scheduler ignores."""
+        self.track(d, path).update(names)
+
+    def finish(self) -> None:
+        """Report every key of a tracked mapping that was neither read nor declared known."""
+        if self.validate == "ignore":
+            self._seen.clear()
+            return
+        target = self.issues if self.validate == "strict" else self.warnings
+        for d, path, read in self._seen.values():
+            for key in d:
+                if key not in read:
+                    target.append(FieldIssue(path=_join(path, str(key)), kind=UNKNOWN_FIELD))
+        self._seen.clear()
 
     # -- issues ---------------------------------------------------------------------------
     def invalid(self, path: str, value: object, detail: str) -> None:
@@ -174,17 +233,20 @@ class _Reader:
             )
 
     # -- typed getters (a missing or null field gives the default) -------------------------
-    def map_(self, d: _Dict, key: str, path: str) -> _Dict | None:
-        value = d.get(key)
+    def map_(self, d: _Dict, key: str, path: str, *, open_: bool = False) -> _Dict | None:
+        """The mapping at ``key``, tracked for unknown fields unless ``open_`` (any keys)."""
+        value = self.get(d, key, path)
         if value is None:
             return None
         if not isinstance(value, Mapping):
             self.wrong_type(_join(path, key), value, "a mapping")
             return None
+        if not open_:
+            self.track(value, _join(path, key))
         return value
 
     def seq(self, d: _Dict, key: str, path: str) -> list[object]:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return []
         if not isinstance(value, list):
@@ -198,12 +260,13 @@ class _Reader:
         for i, item in enumerate(self.seq(d, key, path)):
             item_path = f"{where}[{i}]"
             if isinstance(item, Mapping):
+                self.track(item, item_path)
                 yield item, item_path
             else:
                 self.wrong_type(item_path, item, "a mapping")
 
     def text(self, d: _Dict, key: str, path: str, default: str = "") -> str:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return default
         if not isinstance(value, str):
@@ -212,7 +275,7 @@ class _Reader:
         return value
 
     def opt_text(self, d: _Dict, key: str, path: str) -> str | None:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return None
         if not isinstance(value, str):
@@ -225,7 +288,7 @@ class _Reader:
         return default if value is None else value
 
     def opt_integer(self, d: _Dict, key: str, path: str) -> int | None:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
@@ -234,7 +297,7 @@ class _Reader:
         return value
 
     def flag(self, d: _Dict, key: str, path: str) -> bool:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return False
         if not isinstance(value, bool):
@@ -253,7 +316,7 @@ class _Reader:
         return tuple(result)
 
     def text_map(self, d: _Dict, key: str, path: str) -> dict[str, str]:
-        mapping = self.map_(d, key, path)
+        mapping = self.map_(d, key, path, open_=True)
         if not mapping:
             return {}
         where = _join(path, key)
@@ -268,7 +331,7 @@ class _Reader:
         return result
 
     def time(self, d: _Dict, key: str, path: str) -> datetime | None:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return None
         where = _join(path, key)
@@ -289,7 +352,7 @@ class _Reader:
         return None
 
     def resources(self, d: _Dict, key: str, path: str) -> ResourceList:
-        mapping = self.map_(d, key, path)
+        mapping = self.map_(d, key, path, open_=True)
         if not mapping:
             return {}
         where = _join(path, key)
@@ -322,12 +385,14 @@ class _Reader:
 def _metadata(r: _Reader, obj: _Dict, base: str, *, default_namespace: str) -> ObjectMeta:
     path = _join(base, "metadata")
     d = r.map_(obj, "metadata", base) or {}
+    r.known(d, path, _fields.OBJECT_META)
     name = r.text(d, "name", path)
     if d.get("name") in (None, ""):
         r.required(_join(path, "name"))
     namespace = r.text(d, "namespace", path) or default_namespace
     owners = tuple(
-        OwnerReference(
+        _known(r, o, p, _fields.OWNER_REFERENCE)
+        and OwnerReference(
             api_version=r.text(o, "apiVersion", p),
             kind=r.text(o, "kind", p),
             name=r.text(o, "name", p),
@@ -442,8 +507,10 @@ def _weight(r: _Reader, d: _Dict, path: str) -> int:
 
 
 def _container(r: _Reader, d: _Dict, path: str) -> Container:
+    r.known(d, path, _fields.CONTAINER)
     res_path = _join(path, "resources")
     res = r.map_(d, "resources", path) or {}
+    r.known(res, res_path, _fields.RESOURCE_REQUIREMENTS)
     requests = r.resources(res, "requests", res_path)
     limits = r.resources(res, "limits", res_path)
     # API server defaulting (SetDefaults_Pod): a limit without a request is also the request.
@@ -631,7 +698,14 @@ def _spread_constraint(r: _Reader, d: _Dict, path: str) -> TopologySpreadConstra
     )
 
 
+def _known(r: _Reader, d: _Dict, path: str, names: tuple[str, ...]) -> Literal[True]:
+    # r.known as an expression, for generators that build one object per entry.
+    r.known(d, path, names)
+    return True
+
+
 def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> None:
+    r.known(obj, base, _fields.TYPE_META)
     value = obj.get("kind")
     if value is not None and value != kind:
         r.unsupported(_join(base, "kind"), value, (kind,))
@@ -646,8 +720,12 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     d = r.map_(obj, "spec", base) or {}
     gates = tuple(r.text(g, "name", p) for g, p in r.items(d, "schedulingGates", path))
     volumes = []
+    r.known(d, path, _fields.POD_SPEC)
     for v, p in r.items(d, "volumes", path):
+        r.known(v, p, _fields.VOLUME_SOURCES)
         pvc = r.map_(v, "persistentVolumeClaim", p)
+        if pvc is not None:
+            r.known(pvc, _join(p, "persistentVolumeClaim"), _fields.PVC_VOLUME_SOURCE)
         claim = None if pvc is None else r.text(pvc, "claimName", _join(p, "persistentVolumeClaim"))
         volumes.append(Volume(name=r.text(v, "name", p), persistent_volume_claim=claim))
     spec = PodSpec(
@@ -674,8 +752,10 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     )
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
+    r.known(s, path, _fields.POD_STATUS)
     conditions = tuple(
-        PodCondition(
+        _known(r, c, p, _fields.POD_CONDITION)
+        and PodCondition(
             type=r.text(c, "type", p),
             status=r.text(c, "status", p),
             reason=r.text(c, "reason", p),
@@ -718,6 +798,7 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
         meta = _with_uid(meta, meta.name)
     path = _join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.NODE_SPEC)
     taints = []
     for t, p in r.items(d, "taints", path):
         key = r.text(t, "key", p)
@@ -743,6 +824,7 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
     )
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
+    r.known(s, path, _fields.NODE_STATUS)
     capacity = r.resources(s, "capacity", path)
     allocatable = r.resources(s, "allocatable", path)
     status = NodeStatus(
@@ -750,7 +832,8 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
         # As the API server's defaulting: no allocatable means all of the capacity.
         allocatable=allocatable if allocatable else dict(capacity),
         conditions=tuple(
-            NodeCondition(
+            _known(r, c, p, _fields.NODE_CONDITION)
+            and NodeCondition(
                 type=r.text(c, "type", p),
                 status=r.text(c, "status", p),
                 reason=r.text(c, "reason", p),
@@ -768,6 +851,7 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
 
 def _namespace(r: _Reader, obj: _Dict, base: str) -> Namespace:
     _check_kind(r, obj, base, "Namespace")
+    r.known(obj, base, _fields.NAMESPACE)
     meta = _metadata(r, obj, base, default_namespace="")
     if not meta.uid:
         meta = _with_uid(meta, meta.name)
@@ -775,7 +859,7 @@ def _namespace(r: _Reader, obj: _Dict, base: str) -> Namespace:
 
 
 def _int_or_percent(r: _Reader, d: _Dict, key: str, path: str) -> int | str | None:
-    value = d.get(key)
+    value = r.get(d, key, path)
     where = _join(path, key)
     if value is None:
         return None
@@ -803,6 +887,7 @@ def _pdb(r: _Reader, obj: _Dict, base: str) -> PodDisruptionBudget:
         meta = _with_uid(meta, f"{meta.namespace}/{meta.name}")
     path = _join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.PDB_SPEC)
     min_available = _int_or_percent(r, d, "minAvailable", path)
     max_unavailable = _int_or_percent(r, d, "maxUnavailable", path)
     if min_available is not None and max_unavailable is not None:
@@ -813,8 +898,9 @@ def _pdb(r: _Reader, obj: _Dict, base: str) -> PodDisruptionBudget:
         )
     spath = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
+    r.known(s, spath, _fields.PDB_STATUS)
     disrupted: dict[str, datetime] = {}
-    pods = r.map_(s, "disruptedPods", spath) or {}
+    pods = r.map_(s, "disruptedPods", spath, open_=True) or {}
     for name in pods:
         when = r.time(pods, name, _join(spath, "disruptedPods"))
         if when is not None:
@@ -837,7 +923,14 @@ _PARSERS: Final[dict[str, Callable[[_Reader, _Dict, str], object]]] = {
 }
 
 
-def _run(parse: Callable[[_Reader, _Dict, str], object], d: object, source: str | None) -> object:
+def _run(
+    parse: Callable[[_Reader, _Dict, str], object],
+    d: object,
+    source: str | None,
+    *,
+    validate: str = "strict",
+    api: bool = True,
+) -> object:
     if not isinstance(d, Mapping):
         raise ManifestError(
             [
@@ -849,14 +942,41 @@ def _run(parse: Callable[[_Reader, _Dict, str], object], d: object, source: str 
             ],
             source=source,
         )
-    r = _Reader()
-    obj = parse(r, d, "")
+    return _decode(_reader(validate, api=api), parse, d, "", source)
+
+
+def _reader(validate: str, *, api: bool = True) -> _Reader:
+    if validate not in VALIDATE_MODES:
+        raise ValueError(f"validate must be 'strict', 'warn' or 'ignore', not {validate!r}")
+    return _Reader(validate, api=api)
+
+
+def _decode(
+    r: _Reader,
+    parse: Callable[[_Reader, _Dict, str], object],
+    d: _Dict,
+    base: str,
+    source: str | None,
+) -> object:
+    obj = parse(r, d, base)
+    r.finish()
     if r.issues:
         raise ManifestError(r.issues, source=source)
+    prefix = f"{source}: " if source else ""
+    for issue in r.warnings:
+        warnings.warn(ManifestWarning(prefix + str(issue)), stacklevel=4)
     return obj
 
 
-def pod_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Pod:
+def _from_dict_lenient(d: Mapping[str, object]) -> object:
+    """:func:`from_dict` without unknown-field checks or the API server's validation (the
+    testing kit's lenient decoder); type errors are still errors."""
+    return _run(_dispatch, d, None, validate="ignore", api=False)
+
+
+def pod_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> Pod:
     """Build a :class:`Pod` from a Kubernetes ``v1.Pod`` dict (``kubectl get pod -o yaml``).
 
     Applies the API server's defaults the scheduler relies on: namespace ``default``,
@@ -866,12 +986,14 @@ def pod_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Pod:
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    pod = _run(_pod, d, source)
+    pod = _run(_pod, d, source, validate=validate)
     assert isinstance(pod, Pod)
     return pod
 
 
-def node_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Node:
+def node_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> Node:
     """Build a :class:`Node` from a ``v1.Node`` dict; an empty allocatable copies capacity.
 
     The uid defaults to the node's name.
@@ -879,29 +1001,33 @@ def node_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Nod
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    node = _run(_node, d, source)
+    node = _run(_node, d, source, validate=validate)
     assert isinstance(node, Node)
     return node
 
 
-def namespace_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Namespace:
+def namespace_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> Namespace:
     """Build a :class:`Namespace` from a ``v1.Namespace`` dict (uid defaults to the name).
 
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    ns = _run(_namespace, d, source)
+    ns = _run(_namespace, d, source, validate=validate)
     assert isinstance(ns, Namespace)
     return ns
 
 
-def pdb_from_dict(d: Mapping[str, object], *, source: str | None = None) -> PodDisruptionBudget:
+def pdb_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> PodDisruptionBudget:
     """Build a :class:`PodDisruptionBudget` from a ``policy/v1`` dict.
 
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    pdb = _run(_pdb, d, source)
+    pdb = _run(_pdb, d, source, validate=validate)
     assert isinstance(pdb, PodDisruptionBudget)
     return pdb
 
@@ -918,13 +1044,15 @@ def _dispatch(r: _Reader, d: _Dict, base: str) -> object:
     return parse(r, d, base)
 
 
-def from_dict(d: Mapping[str, object], *, source: str | None = None) -> object:
+def from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> object:
     """Build the object a dict describes, by its ``kind``: Namespace, Node, Pod or PDB.
 
     Raises:
         ManifestError: for a missing or unsupported ``kind`` or any bad field.
     """
-    return _run(_dispatch, d, source)
+    return _run(_dispatch, d, source, validate=validate)
 
 
 # ---- loading files --------------------------------------------------------------------------
@@ -935,7 +1063,7 @@ def _is_list(d: _Dict) -> bool:
     return isinstance(kind, str) and kind.endswith("List") and "items" in d
 
 
-def _objects_of(docs: list[object], source: str) -> list[object]:
+def _objects_of(docs: list[object], source: str, validate: str = "strict") -> list[object]:
     result: list[object] = []
     many = len(docs) > 1
     for index, doc in enumerate(docs):
@@ -953,17 +1081,15 @@ def _objects_of(docs: list[object], source: str) -> list[object]:
                     r = _Reader()
                     r.wrong_type(f"items[{i}]", item, "a mapping")
                     raise ManifestError(r.issues, source=where)
-                r = _Reader()
-                obj = _dispatch(r, item, f"items[{i}]")
-                if r.issues:
-                    raise ManifestError(r.issues, source=where)
-                result.append(obj)
+                result.append(_decode(_reader(validate), _dispatch, item, f"items[{i}]", where))
         else:
-            result.append(_run(_dispatch, doc, where))
+            result.append(_run(_dispatch, doc, where, validate=validate))
     return result
 
 
-def loads_manifests(text: str, *, source: str = "<string>") -> list[object]:
+def loads_manifests(
+    text: str, *, source: str = "<string>", validate: Validate = "strict"
+) -> list[object]:
     """Parse every object of a YAML (or JSON) stream; ``kind: List`` items are flattened.
 
     Errors name ``source``, with ``#<index>`` (counting from 0) when the stream holds
@@ -973,11 +1099,14 @@ def loads_manifests(text: str, *, source: str = "<string>") -> list[object]:
         ManifestError: bad YAML, a repeated mapping key (with its line and column), a
             document that is not a mapping, or any bad object.
     """
+    return _objects_of(_load_yaml(text, source), source, validate)
+
+
+def _load_yaml(text: str, source: str) -> list[object]:
     try:
-        docs = list(load_all_strict(text, source))
+        return list(load_all_strict(text, source))
     except YAMLError as exc:
         raise ManifestError([exc.issue], source=source) from None
-    return _objects_of(docs, source)
 
 
 def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -994,7 +1123,7 @@ class _JSONDuplicate(Exception):
         self.key = key
 
 
-def _load_file(path: Path) -> list[object]:
+def _load_file(path: Path, validate: str = "strict") -> list[object]:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -1005,7 +1134,7 @@ def _load_file(path: Path) -> list[object]:
             source=source,
         ) from None
     if path.suffix != ".json":
-        return loads_manifests(text, source=source)
+        return _objects_of(_load_yaml(text, source), source, validate)
     try:
         doc = json.loads(text, object_pairs_hook=_reject_duplicates)
     except _JSONDuplicate as exc:
@@ -1018,10 +1147,12 @@ def _load_file(path: Path) -> list[object]:
             detail=f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
         )
         raise ManifestError([issue], source=source) from None
-    return _objects_of([doc], source)
+    return _objects_of([doc], source, validate)
 
 
-def load_manifests(source: str | os.PathLike[str]) -> list[object]:
+def load_manifests(
+    source: str | os.PathLike[str], *, validate: Validate = "strict"
+) -> list[object]:
     """Load every object from a file or a directory of manifests.
 
     A file may hold several YAML documents, or JSON (by its ``.json`` suffix); a directory
@@ -1036,14 +1167,14 @@ def load_manifests(source: str | os.PathLike[str]) -> list[object]:
         files = sorted(p for p in path.iterdir() if p.suffix in _MANIFEST_SUFFIXES and p.is_file())
         result: list[object] = []
         for file in files:
-            result.extend(_load_file(file))
+            result.extend(_load_file(file, validate))
         return result
     if not path.exists():
         raise ManifestError(
             [FieldIssue(path="", kind=NOT_FOUND, detail="no such file or directory")],
             source=str(path),
         )
-    return _load_file(path)
+    return _load_file(path, validate)
 
 
 # ---- to_dict --------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ __all__ = [
     "NodeWrapper",
     "PdbWrapper",
     "PodWrapper",
+    "lenient_from_dict",
     "make_namespace",
     "make_node",
     "make_pdb",
@@ -767,6 +768,20 @@ def make_namespace(name: str) -> NamespaceWrapper:
 def make_pdb(name: str) -> PdbWrapper:
     """Start building a PodDisruptionBudget selecting every pod of its namespace."""
     return PdbWrapper(name)
+
+
+def lenient_from_dict(d: Mapping[str, object]) -> object:
+    """Decode a Kubernetes dict as :func:`schedframe.objects.from_dict` does, but without
+    the API server's part: no unknown-field check and no create-time validation.
+
+    For tests that build objects the way upstream's unit tests do, straight into the
+    scheduler without an API server (a negative request, a fractional extended resource, a
+    name with capitals). A field of the wrong type is still a
+    :class:`~schedframe.errors.ManifestError`: the object could not be built at all.
+    """
+    from schedframe.objects._codec import _from_dict_lenient
+
+    return _from_dict_lenient(d)
 
 
 def _container(

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
@@ -39,11 +40,16 @@ log = logging.getLogger("schedframe.backends.kubernetes")
 #: Upstream ``newPodInformer``: finished pods hold no resources and are never scheduled.
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 
+# Unknown fields are not looked for: the API server has checked them, and a server newer than
+# this library may serve fields it does not know yet (kube-scheduler's informers decode so).
 _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
-    "Namespace": ("/api/v1/namespaces", namespace_from_dict),
-    "Node": ("/api/v1/nodes", node_from_dict),
-    "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", pdb_from_dict),
-    "Pod": ("/api/v1/pods", pod_from_dict),
+    "Namespace": ("/api/v1/namespaces", partial(namespace_from_dict, validate="ignore")),
+    "Node": ("/api/v1/nodes", partial(node_from_dict, validate="ignore")),
+    "PodDisruptionBudget": (
+        "/apis/policy/v1/poddisruptionbudgets",
+        partial(pdb_from_dict, validate="ignore"),
+    ),
+    "Pod": ("/api/v1/pods", partial(pod_from_dict, validate="ignore")),
 }
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
 _PATCH_STEPS: Final = 4
