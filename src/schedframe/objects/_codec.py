@@ -23,6 +23,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import attrs
+
 from schedframe._yaml import YAMLError, load_all_strict
 from schedframe.errors import (
     DUPLICATE,
@@ -36,6 +38,7 @@ from schedframe.errors import (
     ManifestError,
     ManifestWarning,
 )
+from schedframe.objects import _apivalidation as _api
 from schedframe.objects import _fields
 from schedframe.objects._meta import (
     LABEL_SELECTOR_OPERATORS,
@@ -74,19 +77,31 @@ from schedframe.objects._pod import (
     PodCondition,
     PodSpec,
     PodStatus,
+    ResourceRequirements,
     Toleration,
     TopologySpreadConstraint,
     Volume,
     WeightedPodAffinityTerm,
+    is_supported_pod_level_resource,
 )
 from schedframe.objects._policy import PodDisruptionBudget
 from schedframe.objects._quantity import (
+    Quantity,
     ResourceList,
     parse_quantity,
     resource_amount,
     resource_quantity,
 )
-from schedframe.objects.validation import is_qualified_name
+from schedframe.objects.validation import (
+    annotation_issues,
+    is_dns1123_label,
+    is_qualified_name,
+    is_valid_label_value,
+    label_issues,
+    label_name_issues,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+)
 
 __all__ = [
     "from_dict",
@@ -283,16 +298,26 @@ class _Reader:
             return None
         return value
 
-    def integer(self, d: _Dict, key: str, path: str, default: int = 0) -> int:
-        value = self.opt_integer(d, key, path)
+    def integer(self, d: _Dict, key: str, path: str, default: int = 0, *, bits: int = 64) -> int:
+        value = self.opt_integer(d, key, path, bits=bits)
         return default if value is None else value
 
-    def opt_integer(self, d: _Dict, key: str, path: str) -> int | None:
+    def opt_integer(self, d: _Dict, key: str, path: str, *, bits: int = 64) -> int | None:
+        """An integer field; ``bits`` is its Go type's width (``int32``, ``int64``): a value
+        that does not fit is refused, as the API server's decoder refuses it."""
         value = self.get(d, key, path)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             self.wrong_type(_join(path, key), value, "an integer")
+            return None
+        limit = 1 << (bits - 1)
+        if not -limit <= value < limit:
+            self.invalid(
+                _join(path, key),
+                value,
+                f"must fit in int{bits} (between {-limit} and {limit - 1})",
+            )
             return None
         return value
 
@@ -352,11 +377,15 @@ class _Reader:
         return None
 
     def resources(self, d: _Dict, key: str, path: str) -> ResourceList:
+        return _amounts(self.quantities(d, key, path))
+
+    def quantities(self, d: _Dict, key: str, path: str) -> dict[str, Quantity]:
+        """A resource list as parsed quantities (what the API server's validation reads)."""
         mapping = self.map_(d, key, path, open_=True)
         if not mapping:
             return {}
         where = _join(path, key)
-        result: ResourceList = {}
+        result: dict[str, Quantity] = {}
         for name, value in mapping.items():
             if not isinstance(name, str):
                 self.wrong_type(where, name, "a mapping with string keys")
@@ -365,10 +394,15 @@ class _Reader:
                 self.wrong_type(f"{where}.{name}", value, "a quantity")
                 continue
             try:
-                result[name] = resource_amount(name, parse_quantity(value))
+                result[name] = parse_quantity(value)
             except ValueError as exc:
                 self.invalid(f"{where}.{name}", value, str(exc))
         return result
+
+    def check(self, issues: list[FieldIssue]) -> None:
+        """Record the API server's validation issues, unless API validation is off."""
+        if self.api:
+            self.issues.extend(issues)
 
     def one_of(
         self, d: _Dict, key: str, path: str, supported: tuple[str, ...], default: str
@@ -379,10 +413,24 @@ class _Reader:
         return value
 
 
+def _amounts(quantities: Mapping[str, Quantity]) -> ResourceList:
+    return {name: resource_amount(name, q) for name, q in quantities.items()}
+
+
 # ---- metadata and selectors -----------------------------------------------------------------
 
 
-def _metadata(r: _Reader, obj: _Dict, base: str, *, default_namespace: str) -> ObjectMeta:
+def _metadata(
+    r: _Reader,
+    obj: _Dict,
+    base: str,
+    *,
+    default_namespace: str,
+    name_rule: Callable[..., list[str]] = name_is_dns_subdomain,
+) -> ObjectMeta:
+    """``metadata``, validated as upstream ``ValidateObjectMeta``: the name by ``name_rule``
+    (a DNS subdomain unless the kind says otherwise), the namespace of a namespaced kind
+    (``default_namespace`` not empty) as a DNS label, labels and annotations."""
     path = _join(base, "metadata")
     d = r.map_(obj, "metadata", base) or {}
     r.known(d, path, _fields.OBJECT_META)
@@ -401,7 +449,7 @@ def _metadata(r: _Reader, obj: _Dict, base: str, *, default_namespace: str) -> O
         )
         for o, p in r.items(d, "ownerReferences", path)
     )
-    return ObjectMeta(
+    meta = ObjectMeta(
         name=name,
         namespace=namespace,
         uid=r.text(d, "uid", path),
@@ -413,6 +461,22 @@ def _metadata(r: _Reader, obj: _Dict, base: str, *, default_namespace: str) -> O
         resource_version=r.text(d, "resourceVersion", path),
         generate_name=r.text(d, "generateName", path),
     )
+    if r.api:
+        if name:
+            r.check(_api.name_issues(name, _join(path, "name"), name_rule))
+        if meta.generate_name:
+            r.check(
+                _api.name_issues(
+                    meta.generate_name,
+                    _join(path, "generateName"),
+                    lambda n: name_rule(n, prefix=True),
+                )
+            )
+        if default_namespace and namespace:
+            r.check(_api.name_issues(namespace, _join(path, "namespace"), name_is_dns_label))
+        r.check(label_issues(meta.labels, _join(path, "labels")))
+        r.check(annotation_issues(meta.annotations, _join(path, "annotations")))
+    return meta
 
 
 def _check_values(
@@ -497,8 +561,9 @@ def _node_selector_term(r: _Reader, d: _Dict, path: str) -> NodeSelectorTerm:
 def _weight(r: _Reader, d: _Dict, path: str) -> int:
     # An absent weight is 0 once decoded, hence out of range, as upstream reports it.
     raw = d.get("weight")
-    weight = r.integer(d, "weight", path)
-    if (raw is None or _is_int(raw)) and not 1 <= weight <= 100:
+    read = r.opt_integer(d, "weight", path, bits=32)
+    weight = 0 if read is None else read
+    if (raw is None or read is not None) and not 1 <= weight <= 100:
         r.invalid(_join(path, "weight"), weight, "must be in the range 1-100")
     return weight
 
@@ -511,22 +576,25 @@ def _container(r: _Reader, d: _Dict, path: str) -> Container:
     res_path = _join(path, "resources")
     res = r.map_(d, "resources", path) or {}
     r.known(res, res_path, _fields.RESOURCE_REQUIREMENTS)
-    requests = r.resources(res, "requests", res_path)
-    limits = r.resources(res, "limits", res_path)
+    requested = r.quantities(res, "requests", res_path)
+    limited = r.quantities(res, "limits", res_path)
     # API server defaulting (SetDefaults_Pod): a limit without a request is also the request.
-    for name, amount in limits.items():
-        requests.setdefault(name, amount)
+    for name, value in limited.items():
+        requested.setdefault(name, value)
+    r.check(_api.resource_requirements_issues(requested, limited, res_path))
+    requests = _amounts(requested)
+    limits = _amounts(limited)
     ports = []
     for p, pp in r.items(d, "ports", path):
         raw = p.get("containerPort")
-        container_port = r.integer(p, "containerPort", pp)
+        container_port = r.integer(p, "containerPort", pp, bits=32)
         if raw is None or raw == 0:
             r.required(_join(pp, "containerPort"))
         elif _is_int(raw) and not 1 <= container_port <= 65535:
             r.invalid(
                 _join(pp, "containerPort"), container_port, "must be between 1 and 65535, inclusive"
             )
-        host_port = r.integer(p, "hostPort", pp)
+        host_port = r.integer(p, "hostPort", pp, bits=32)
         if host_port != 0 and not 1 <= host_port <= 65535:
             r.invalid(_join(pp, "hostPort"), host_port, "must be between 1 and 65535, inclusive")
         protocol = r.text(p, "protocol", pp) or "TCP"
@@ -576,6 +644,8 @@ def _toleration(r: _Reader, d: _Dict, path: str) -> Toleration:
             effect,
             "effect must be 'NoExecute' when `tolerationSeconds` is set",
         )
+    if key:
+        r.check(label_name_issues(key, _join(path, "key")))
     return Toleration(
         key=key, operator=operator, value=value, effect=effect, toleration_seconds=seconds
     )
@@ -668,8 +738,9 @@ def _affinity(r: _Reader, spec: _Dict, path: str) -> Affinity | None:
 
 def _spread_constraint(r: _Reader, d: _Dict, path: str) -> TopologySpreadConstraint:
     raw = d.get("maxSkew")
-    max_skew = r.integer(d, "maxSkew", path)
-    if (raw is None or _is_int(raw)) and max_skew <= 0:
+    read = r.opt_integer(d, "maxSkew", path, bits=32)
+    max_skew = 0 if read is None else read
+    if (raw is None or read is not None) and max_skew <= 0:
         r.invalid(_join(path, "maxSkew"), max_skew, "must be greater than zero")
     topology_key = r.text(d, "topologyKey", path)
     if not topology_key:
@@ -677,7 +748,7 @@ def _spread_constraint(r: _Reader, d: _Dict, path: str) -> TopologySpreadConstra
     when = r.text(d, "whenUnsatisfiable", path)
     if when not in _WHEN_UNSATISFIABLE:
         r.unsupported(_join(path, "whenUnsatisfiable"), when, _WHEN_UNSATISFIABLE)
-    min_domains = r.opt_integer(d, "minDomains", path)
+    min_domains = r.opt_integer(d, "minDomains", path, bits=32)
     if min_domains is not None and min_domains <= 0:
         r.invalid(_join(path, "minDomains"), min_domains, "must be greater than 0")
     policies = []
@@ -704,15 +775,18 @@ def _known(r: _Reader, d: _Dict, path: str, names: tuple[str, ...]) -> Literal[T
     return True
 
 
-def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> None:
+def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> bool:
+    """Whether ``obj`` is of ``kind`` (or names none); reports it when not."""
     r.known(obj, base, _fields.TYPE_META)
     value = obj.get("kind")
     if value is not None and value != kind:
         r.unsupported(_join(base, "kind"), value, (kind,))
+        return False
+    return True
 
 
 def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
-    _check_kind(r, obj, base, "Pod")
+    kind_ok = _check_kind(r, obj, base, "Pod")
     meta = _metadata(r, obj, base, default_namespace="default")
     if not meta.uid:
         meta = _with_uid(meta, f"{meta.namespace}/{meta.name}")
@@ -728,10 +802,12 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
             r.known(pvc, _join(p, "persistentVolumeClaim"), _fields.PVC_VOLUME_SOURCE)
         claim = None if pvc is None else r.text(pvc, "claimName", _join(p, "persistentVolumeClaim"))
         volumes.append(Volume(name=r.text(v, "name", p), persistent_volume_claim=claim))
+    overhead = r.quantities(d, "overhead", path)
+    pod_resources = _pod_resources(r, d, path)
     spec = PodSpec(
         node_name=r.text(d, "nodeName", path),
         scheduler_name=r.text(d, "schedulerName", path) or DEFAULT_SCHEDULER_NAME,
-        priority=r.opt_integer(d, "priority", path),
+        priority=r.opt_integer(d, "priority", path, bits=32),
         priority_class_name=r.text(d, "priorityClassName", path),
         preemption_policy=r.one_of(
             d, "preemptionPolicy", path, _PREEMPTION_POLICIES, "PreemptLowerPriority"
@@ -741,7 +817,7 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         tolerations=tuple(_toleration(r, t, p) for t, p in r.items(d, "tolerations", path)),
         containers=tuple(_container(r, c, p) for c, p in r.items(d, "containers", path)),
         init_containers=tuple(_container(r, c, p) for c, p in r.items(d, "initContainers", path)),
-        overhead=r.resources(d, "overhead", path),
+        overhead=_amounts(overhead),
         topology_spread_constraints=tuple(
             _spread_constraint(r, c, p) for c, p in r.items(d, "topologySpreadConstraints", path)
         ),
@@ -750,6 +826,18 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         termination_grace_period_seconds=r.opt_integer(d, "terminationGracePeriodSeconds", path),
         volumes=tuple(volumes),
     )
+    if pod_resources is not None:
+        _default_pod_requests(spec, *pod_resources)
+        spec = attrs.evolve(
+            spec,
+            resources=ResourceRequirements(
+                requests=_amounts(pod_resources[0]), limits=_amounts(pod_resources[1])
+            ),
+        )
+    if r.api and kind_ok:
+        _check_pod_spec(r, spec, overhead, path, d.get("containers") in (None, []))
+        if pod_resources is not None:
+            _check_pod_resources(r, spec, *pod_resources, _join(path, "resources"))
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
     r.known(s, path, _fields.POD_STATUS)
@@ -771,6 +859,113 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         start_time=r.time(s, "startTime", path),
     )
     return Pod(metadata=meta, spec=spec, status=status)
+
+
+def _pod_resources(
+    r: _Reader, d: _Dict, path: str
+) -> tuple[dict[str, Quantity], dict[str, Quantity]] | None:
+    """Pod-level ``spec.resources`` as quantities; ``None`` when absent."""
+    res = r.map_(d, "resources", path)
+    if res is None:
+        return None
+    where = _join(path, "resources")
+    r.known(res, where, _fields.RESOURCE_REQUIREMENTS)
+    return r.quantities(res, "requests", where), r.quantities(res, "limits", where)
+
+
+def _default_pod_requests(
+    spec: PodSpec, requested: dict[str, Quantity], limited: Mapping[str, Quantity]
+) -> None:
+    # Upstream defaultPodRequests, with pod-level limits only: a hugepages request missing at
+    # pod level is the containers' total; any other supported resource limited at pod level
+    # and not requested there is requested as much.
+    if not limited:
+        return
+    for name, amount in _pod_requests_of_containers(spec).items():
+        if name.startswith("hugepages-") and name not in requested:
+            requested[name] = resource_quantity(name, amount)
+    for name, value in limited.items():
+        if name not in requested and is_supported_pod_level_resource(name):
+            requested[name] = value
+
+
+def _check_pod_resources(
+    r: _Reader,
+    spec: PodSpec,
+    requests: Mapping[str, Quantity],
+    limits: Mapping[str, Quantity],
+    path: str,
+) -> None:
+    # Upstream validatePodResources and validatePodResourceConsistency.
+    r.check(_api.pod_level_resources_issues(requests, limits, path))
+    aggregate = {
+        name: resource_quantity(name, amount)
+        for name, amount in _pod_requests_of_containers(spec).items()
+    }
+    for name, total in sorted(aggregate.items()):
+        pod_request = requests.get(name)
+        if pod_request is not None and total > pod_request:
+            r.check(
+                [
+                    FieldIssue(
+                        path=f"{path}.requests[{name}]",
+                        kind=INVALID,
+                        value=str(pod_request),
+                        detail=f"must be greater than or equal to aggregate container "
+                        f"requests of {total}",
+                    )
+                ]
+            )
+    for i, c in enumerate(spec.containers):
+        for name, amount in sorted(c.limits.items()):
+            pod_limit = limits.get(name)
+            limit = resource_quantity(name, amount)
+            if pod_limit is not None and limit > pod_limit:
+                r.check(
+                    [
+                        FieldIssue(
+                            path=f"{path}.containers[{i}][{name}].limits",
+                            kind=INVALID,
+                            value=str(limit),
+                            detail=f"must be less than or equal to pod limits of {pod_limit}",
+                        )
+                    ]
+                )
+
+
+def _pod_requests_of_containers(spec: PodSpec) -> ResourceList:
+    # The containers' aggregate, without pod-level requests or overhead.
+    return Pod(
+        metadata=ObjectMeta(name=""), spec=attrs.evolve(spec, resources=None, overhead={})
+    ).requests
+
+
+def _check_pod_spec(
+    r: _Reader,
+    spec: PodSpec,
+    overhead: Mapping[str, Quantity],
+    path: str,
+    no_containers: bool,
+) -> None:
+    # Upstream ValidatePodSpec, for what the scheduler reads: containers present, their
+    # names (unique DNS labels across containers and init containers, in that order),
+    # host ports claimed once, nodeSelector labels, overhead quantities.
+    containers_path = _join(path, "containers")
+    if no_containers:  # not when the field is there but unreadable: that is reported
+        r.required(containers_path)
+    init_path = _join(path, "initContainers")
+    named = [(c.name, f"{containers_path}[{i}]") for i, c in enumerate(spec.containers)]
+    named.extend((c.name, f"{init_path}[{i}]") for i, c in enumerate(spec.init_containers))
+    r.check(_api.container_names_issues(named, is_dns1123_label))
+    r.check(
+        _api.host_port_issues(
+            (port.host_port, port.protocol, f"{containers_path}[{i}].ports[{j}]")
+            for i, c in enumerate(spec.containers)
+            for j, port in enumerate(c.ports)
+        )
+    )
+    r.check(_api.node_selector_issues(spec.node_selector, _join(path, "nodeSelector")))
+    r.check(_api.overhead_issues(overhead, _join(path, "overhead")))
 
 
 def _with_uid(meta: ObjectMeta, uid: str) -> ObjectMeta:
@@ -809,6 +1004,22 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
             r.required(_join(p, "effect"))
         elif effect and effect not in TAINT_EFFECTS:
             r.unsupported(_join(p, "effect"), effect, TAINT_EFFECTS)
+        if key:
+            r.check(label_name_issues(key, _join(p, "key")))
+        taint_value = t.get("value")
+        if isinstance(taint_value, str):
+            errors = is_valid_label_value(taint_value)
+            if errors:
+                r.check(
+                    [
+                        FieldIssue(
+                            path=_join(p, "value"),
+                            kind=INVALID,
+                            value=taint_value,
+                            detail=";".join(errors),
+                        )
+                    ]
+                )
         taints.append(
             Taint(
                 key=key,
@@ -825,8 +1036,12 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
     r.known(s, path, _fields.NODE_STATUS)
-    capacity = r.resources(s, "capacity", path)
-    allocatable = r.resources(s, "allocatable", path)
+    capacity_q = r.quantities(s, "capacity", path)
+    allocatable_q = r.quantities(s, "allocatable", path)
+    r.check(_api.node_resources_issues(capacity_q, _join(path, "capacity")))
+    r.check(_api.node_resources_issues(allocatable_q, _join(path, "allocatable")))
+    capacity = _amounts(capacity_q)
+    allocatable = _amounts(allocatable_q)
     status = NodeStatus(
         capacity=capacity,
         # As the API server's defaulting: no allocatable means all of the capacity.
@@ -852,7 +1067,7 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
 def _namespace(r: _Reader, obj: _Dict, base: str) -> Namespace:
     _check_kind(r, obj, base, "Namespace")
     r.known(obj, base, _fields.NAMESPACE)
-    meta = _metadata(r, obj, base, default_namespace="")
+    meta = _metadata(r, obj, base, default_namespace="", name_rule=name_is_dns_label)
     if not meta.uid:
         meta = _with_uid(meta, meta.name)
     return Namespace(metadata=meta)
@@ -890,6 +1105,19 @@ def _pdb(r: _Reader, obj: _Dict, base: str) -> PodDisruptionBudget:
     r.known(d, path, _fields.PDB_SPEC)
     min_available = _int_or_percent(r, d, "minAvailable", path)
     max_unavailable = _int_or_percent(r, d, "maxUnavailable", path)
+    for key, amount in (("minAvailable", min_available), ("maxUnavailable", max_unavailable)):
+        # Upstream IsNotMoreThan100Percent.
+        if isinstance(amount, str) and _PERCENT_RE.fullmatch(amount) and int(amount[:-1]) > 100:
+            r.check(
+                [
+                    FieldIssue(
+                        path=_join(path, key),
+                        kind=INVALID,
+                        value=amount,
+                        detail="must not be greater than 100%",
+                    )
+                ]
+            )
     if min_available is not None and max_unavailable is not None:
         r.issues.append(
             FieldIssue(
@@ -910,7 +1138,7 @@ def _pdb(r: _Reader, obj: _Dict, base: str) -> PodDisruptionBudget:
         selector=_label_selector(r, d, "selector", path),
         min_available=min_available,
         max_unavailable=max_unavailable,
-        disruptions_allowed=r.integer(s, "disruptionsAllowed", spath),
+        disruptions_allowed=r.integer(s, "disruptionsAllowed", spath, bits=32),
         disrupted_pods=disrupted,
     )
 
@@ -966,6 +1194,18 @@ def _decode(
     for issue in r.warnings:
         warnings.warn(ManifestWarning(prefix + str(issue)), stacklevel=4)
     return obj
+
+
+def server_decoder(kind: str) -> Callable[[Mapping[str, object]], object]:
+    """A decoder for ``kind`` as an API server serves it (the Kubernetes backend's watch):
+    no unknown-field check and no create-time validation, since the server has done both,
+    possibly for a newer API than this library knows; types are still checked."""
+    parse = _PARSERS[kind]
+
+    def decode(d: Mapping[str, object]) -> object:
+        return _run(parse, d, None, validate="ignore", api=False)
+
+    return decode
 
 
 def _from_dict_lenient(d: Mapping[str, object]) -> object:
@@ -1362,6 +1602,11 @@ def _pod_out(pod: Pod) -> dict[str, object]:
     _put(spec, "initContainers", [_container_out(c) for c in s.init_containers])
     _put(spec, "containers", [_container_out(c) for c in s.containers])
     _put(spec, "overhead", _resources_out(s.overhead))
+    if s.resources is not None:
+        pod_resources: dict[str, object] = {}
+        _put(pod_resources, "requests", _resources_out(s.resources.requests))
+        _put(pod_resources, "limits", _resources_out(s.resources.limits))
+        spec["resources"] = pod_resources
     _put(spec, "topologySpreadConstraints", [_spread_out(c) for c in s.topology_spread_constraints])
     _put(spec, "schedulingGates", [{"name": g} for g in s.scheduling_gates])
     _put(spec, "hostNetwork", s.host_network)

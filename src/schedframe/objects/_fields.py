@@ -59,7 +59,6 @@ POD_SPEC: Final = (
     "workloadRef",
     "schedulingGroup",
     "evictionResponders",
-    "resources",
 )
 
 #: ``v1.Container`` fields the scheduler does not read.

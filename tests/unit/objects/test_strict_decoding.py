@@ -337,6 +337,7 @@ def test_open_maps_take_any_key() -> None:
     doc["metadata"]["labels"]["anything.example.com/goes"] = "x"
     doc["spec"]["nodeSelector"] = {"whatever": "x"}
     doc["spec"]["containers"][0]["resources"]["requests"]["example.com/foo"] = "1"
+    doc["spec"]["containers"][0]["resources"]["limits"]["example.com/foo"] = "1"
     assert pod_from_dict(doc).spec.node_selector == {"whatever": "x"}
 
 

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
@@ -24,11 +23,8 @@ from schedframe.objects import (
     Node,
     Pod,
     PodCondition,
-    namespace_from_dict,
-    node_from_dict,
-    pdb_from_dict,
-    pod_from_dict,
 )
+from schedframe.objects._codec import server_decoder
 
 if TYPE_CHECKING:
     from schedframe.config import KubeSchedulerConfiguration
@@ -40,16 +36,16 @@ log = logging.getLogger("schedframe.backends.kubernetes")
 #: Upstream ``newPodInformer``: finished pods hold no resources and are never scheduled.
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 
-# Unknown fields are not looked for: the API server has checked them, and a server newer than
-# this library may serve fields it does not know yet (kube-scheduler's informers decode so).
+# Objects as the API server serves them: it has checked fields and validated them, possibly
+# for a newer API than this library knows (kube-scheduler's informers decode so too).
 _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
-    "Namespace": ("/api/v1/namespaces", partial(namespace_from_dict, validate="ignore")),
-    "Node": ("/api/v1/nodes", partial(node_from_dict, validate="ignore")),
+    "Namespace": ("/api/v1/namespaces", server_decoder("Namespace")),
+    "Node": ("/api/v1/nodes", server_decoder("Node")),
     "PodDisruptionBudget": (
         "/apis/policy/v1/poddisruptionbudgets",
-        partial(pdb_from_dict, validate="ignore"),
+        server_decoder("PodDisruptionBudget"),
     ),
-    "Pod": ("/api/v1/pods", partial(pod_from_dict, validate="ignore")),
+    "Pod": ("/api/v1/pods", server_decoder("Pod")),
 }
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
 _PATCH_STEPS: Final = 4
