@@ -587,10 +587,11 @@ def _container(r: _Reader, d: _Dict, path: str) -> Container:
     ports = []
     for p, pp in r.items(d, "ports", path):
         raw = p.get("containerPort")
-        container_port = r.integer(p, "containerPort", pp, bits=32)
+        read = r.opt_integer(p, "containerPort", pp, bits=32)
+        container_port = 0 if read is None else read
         if raw is None or raw == 0:
             r.required(_join(pp, "containerPort"))
-        elif _is_int(raw) and not 1 <= container_port <= 65535:
+        elif read is not None and not 1 <= container_port <= 65535:
             r.invalid(
                 _join(pp, "containerPort"), container_port, "must be between 1 and 65535, inclusive"
             )

@@ -167,6 +167,14 @@ CASES = [
         id="host port claimed twice",
     ),
     pytest.param(
+        pod(containers=[container(ports=[{"containerPort": 2**40}])]),
+        [
+            "spec.containers[0].ports[0].containerPort: Invalid value: 1099511627776: "
+            "must fit in int32 (between -2147483648 and 2147483647)"
+        ],
+        id="containerPort overflows int32, reported once",
+    ),
+    pytest.param(
         pod(priority=2**31),
         [
             "spec.priority: Invalid value: 2147483648: "
