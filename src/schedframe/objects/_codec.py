@@ -1221,8 +1221,10 @@ def pod_from_dict(
     """Build a :class:`Pod` from a Kubernetes ``v1.Pod`` dict (``kubectl get pod -o yaml``).
 
     Applies the API server's defaults the scheduler relies on: namespace ``default``,
-    scheduler ``default-scheduler``, requests taken from limits, port protocol ``TCP``,
-    phase ``Pending``, and a deterministic uid ``"<namespace>/<name>"`` when none is given.
+    scheduler ``default-scheduler``, requests taken from limits (pod-level ones too), port
+    protocol ``TCP``, phase ``Pending``, and a deterministic uid ``"<namespace>/<name>"`` when
+    none is given; then the API server's validation. ``validate`` as for
+    :func:`load_manifests`.
 
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
@@ -1290,6 +1292,9 @@ def from_dict(
 ) -> object:
     """Build the object a dict describes, by its ``kind``: Namespace, Node, Pod or PDB.
 
+    Unknown fields are errors unless ``validate`` is ``"warn"`` or ``"ignore"`` (see
+    :func:`load_manifests`); the API server's create-time validation always applies.
+
     Raises:
         ManifestError: for a missing or unsupported ``kind`` or any bad field.
     """
@@ -1334,7 +1339,7 @@ def loads_manifests(
     """Parse every object of a YAML (or JSON) stream; ``kind: List`` items are flattened.
 
     Errors name ``source``, with ``#<index>`` (counting from 0) when the stream holds
-    several documents.
+    several documents. ``validate`` as for :func:`load_manifests`.
 
     Raises:
         ManifestError: bad YAML, a repeated mapping key (with its line and column), a
@@ -1399,6 +1404,11 @@ def load_manifests(
     A file may hold several YAML documents, or JSON (by its ``.json`` suffix); a directory
     contributes each ``*.yaml``, ``*.yml`` and ``*.json`` directly inside it, in name order.
     ``kind: List`` (and ``PodList`` ...) items are flattened. Objects come back in order.
+
+    ``validate`` treats fields the Kubernetes API does not have as ``kubectl --validate``
+    does: ``"strict"`` errors, ``"warn"`` warns (:class:`~schedframe.errors.ManifestWarning`,
+    one per field), ``"ignore"`` does not look. Whatever the mode, objects are validated as
+    the API server validates them on create.
 
     Raises:
         ManifestError: naming the file (and ``#<document index>``) and the field path.
