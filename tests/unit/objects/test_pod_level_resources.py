@@ -212,3 +212,27 @@ def test_the_api_servers_rules(
     with pytest.raises(ManifestError) as info:
         pod_from_dict(pod(pod_level, container, init=False))
     assert str(info.value).splitlines() == expected
+
+
+def _manifest(name: str, **spec: Any) -> dict[str, Any]:
+    spec.setdefault("containers", [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}])
+    return {"kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def test_explain_and_preemption_count_pod_level_requests() -> None:
+    from schedframe.explain import explain
+    from schedframe.objects import node_from_dict
+
+    node = node_from_dict(
+        {"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4", "pods": "10"}}}
+    )
+    # Its containers ask for 100m, but the pod as a whole for 3 cpus.
+    running = pod_from_dict(
+        _manifest("big", nodeName="n", priority=0, resources={"requests": {"cpu": "3"}})
+    )
+    incoming = pod_from_dict(_manifest("new", priority=10, resources={"requests": {"cpu": "2"}}))
+    result = explain(incoming, nodes=[node], pods=[running])
+    assert result.chosen is None
+    assert result.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert result.post_filter is not None
+    assert result.post_filter.victims == ("default/big",)
