@@ -122,3 +122,12 @@ def test_namespace_and_pdb() -> None:
     assert pdb.namespace == "team-a" and pdb.min_available == 1
     assert pdb.selector is not None and pdb.selector.matches({"app": "web"})
     assert from_dict(to_dict(pdb)) == pdb
+
+
+def test_pod_level_requests_and_limits() -> None:
+    pod = make_pod("p").req(cpu="100m").pod_req(cpu="2").pod_lim(cpu="3", memory="1Gi").obj()
+    assert pod.spec.resources is not None
+    assert pod.spec.resources.requests == {"cpu": 2000, "memory": 1 << 30}
+    assert pod.spec.resources.limits == {"cpu": 3000, "memory": 1 << 30}
+    assert pod.requests == {"cpu": 2000, "memory": 1 << 30}
+    assert from_dict(to_dict(pod)) == pod
