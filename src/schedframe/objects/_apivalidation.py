@@ -66,7 +66,6 @@ _INTEGER_RESOURCES: Final = frozenset(
         "services.loadbalancers",
     }
 )
-_ZERO: Final = Quantity(amount=0)
 
 
 def _invalid(path: str, value: object, detail: str) -> FieldIssue:
@@ -88,9 +87,11 @@ def quantity_value_issues(name: str, value: Quantity, path: str) -> list[FieldIs
     """Upstream ``ValidateResourceQuantityValue``: not negative; whole for integer resources
     (``pods`` and extended resources such as ``nvidia.com/gpu``)."""
     issues = []
-    if value < _ZERO:
+    if value.amount < 0:
         issues.append(_invalid(path, str(value), _NEGATIVE))
-    if name in _INTEGER_RESOURCES or is_extended_resource_name(name):
+    if value.amount.denominator != 1 and (
+        name in _INTEGER_RESOURCES or is_extended_resource_name(name)
+    ):
         if value.milli_value() % 1000 != 0:
             issues.append(_invalid(path, value, _NOT_INTEGER))
     return issues
@@ -109,6 +110,8 @@ def _resource_name_issues(name: str, path: str) -> list[FieldIssue]:
 
 def container_resource_name_issues(name: str, path: str) -> list[FieldIssue]:
     """Upstream ``validateContainerResourceName``."""
+    if name in _CONTAINER_RESOURCES:  # the common case, valid by definition
+        return []
     issues = _resource_name_issues(name, path)
     if "/" not in name:
         if name not in _CONTAINER_RESOURCES and not is_hugepage_resource_name(name):

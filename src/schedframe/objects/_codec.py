@@ -203,7 +203,11 @@ class _Reader:
 
     def get(self, d: _Dict, key: str, path: str) -> object:
         """``d[key]`` or ``None``, marking ``key`` as read."""
-        self.track(d, path).add(key)
+        # The decoder's hottest call: track() inlined.
+        entry = self._seen.get(id(d))
+        if entry is None:
+            entry = self._seen[id(d)] = (d, path, set())
+        entry[2].add(key)
         return d.get(key)
 
     def known(self, d: _Dict, path: str, names: tuple[str, ...]) -> None:
