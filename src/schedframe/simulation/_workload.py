@@ -408,6 +408,9 @@ def _spec_document(path: Path) -> Mapping[str, object] | None:
 def load_workload(source: str | os.PathLike[str], *, validate: Validate = "strict") -> Workload:
     """Read a workload: a generator spec file, or Pod manifests (a file or a folder).
 
+    ``validate`` treats unknown fields in the Pods (and in a spec's templates) as
+    :func:`~schedframe.objects.load_manifests` does.
+
     Raises:
         ManifestError: naming the file, the field path and what was expected.
     """
