@@ -842,7 +842,11 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     if r.api and kind_ok:
         _check_pod_spec(r, spec, overhead, path, d.get("containers") in (None, []))
         if pod_resources is not None:
-            _check_pod_resources(r, spec, *pod_resources, _join(path, "resources"))
+            pod_os = d.get("os")
+            if isinstance(pod_os, Mapping) and pod_os.get("name") == "windows":
+                r.forbidden(_join(path, "resources"), "may not be set for a windows pod")
+            else:
+                _check_pod_resources(r, spec, *pod_resources, _join(path, "resources"))
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
     r.known(s, path, _fields.POD_STATUS)

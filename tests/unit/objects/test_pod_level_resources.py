@@ -138,6 +138,14 @@ def test_round_trip() -> None:
     assert spec["resources"] == {"requests": {"cpu": "2"}, "limits": {"cpu": "3"}}
 
 
+def test_pod_level_resources_are_forbidden_for_windows_pods() -> None:
+    doc = pod({"requests": {"cpu": "1"}}, {}, init=False)
+    doc["spec"]["os"] = {"name": "windows"}
+    with pytest.raises(ManifestError) as info:
+        pod_from_dict(doc)
+    assert str(info.value) == "spec.resources: Forbidden: may not be set for a windows pod"
+
+
 @pytest.mark.parametrize(
     ("pod_level", "container", "expected"),
     [
