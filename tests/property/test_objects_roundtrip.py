@@ -260,7 +260,7 @@ spread_constraints = st.builds(
     topology_key=label_keys,
     when_unsatisfiable=st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]),
     label_selector=st.none() | label_selectors,
-    min_domains=st.none() | st.integers(min_value=1, max_value=5),
+    min_domains=st.none(),
     node_affinity_policy=st.sampled_from([None, "Honor", "Ignore"]),
     node_taints_policy=st.sampled_from([None, "Honor", "Ignore"]),
     match_label_keys=st.lists(label_keys, max_size=1).map(tuple),
@@ -282,6 +282,15 @@ def _api_valid(items: list[Container], prefix: str) -> tuple[Container, ...]:
     return tuple(out)
 
 
+# minDomains goes with DoNotSchedule only.
+spread_constraints = spread_constraints | st.builds(
+    TopologySpreadConstraint,
+    max_skew=st.integers(min_value=1, max_value=5),
+    topology_key=label_keys,
+    when_unsatisfiable=st.just("DoNotSchedule"),
+    min_domains=st.integers(min_value=1, max_value=5),
+)
+
 pod_specs = st.builds(
     PodSpec,
     node_name=st.sampled_from(["", "node-1"]),
@@ -295,8 +304,14 @@ pod_specs = st.builds(
     containers=st.lists(containers(), min_size=1, max_size=3).map(lambda cs: _api_valid(cs, "c")),
     init_containers=st.lists(containers(init=True), max_size=2).map(lambda cs: _api_valid(cs, "i")),
     overhead=resources,
-    topology_spread_constraints=st.lists(spread_constraints, max_size=2).map(tuple),
-    scheduling_gates=st.lists(label_keys, max_size=2).map(tuple),
+    # The API server wants one constraint per topologyKey and whenUnsatisfiable, and
+    # scheduling gates named once each.
+    topology_spread_constraints=st.lists(
+        spread_constraints,
+        max_size=2,
+        unique_by=lambda c: (c.topology_key, c.when_unsatisfiable),
+    ).map(tuple),
+    scheduling_gates=st.lists(label_keys, max_size=2, unique=True).map(tuple),
     host_network=st.booleans(),
     termination_grace_period_seconds=st.none() | st.integers(min_value=0, max_value=600),
     volumes=st.lists(

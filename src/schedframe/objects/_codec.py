@@ -975,6 +975,53 @@ def _check_pod_spec(
     )
     r.check(_api.node_selector_issues(spec.node_selector, _join(path, "nodeSelector")))
     r.check(_api.overhead_issues(overhead, _join(path, "overhead")))
+    # Names the spec refers to: a node, a scheduler, a PriorityClass (DNS subdomains).
+    for key, value in (
+        ("nodeName", spec.node_name),
+        ("schedulerName", spec.scheduler_name),
+        ("priorityClassName", spec.priority_class_name),
+    ):
+        if value:
+            r.check(_api.name_issues(value, _join(path, key), name_is_dns_subdomain))
+    # Scheduling gates: qualified names, each once.
+    gates_path = _join(path, "schedulingGates")
+    seen_gates: set[str] = set()
+    for i, gate in enumerate(spec.scheduling_gates):
+        where = f"{gates_path}[{i}].name"
+        r.check(_api.name_issues(gate, where, is_qualified_name))
+        if gate in seen_gates:
+            r.check([FieldIssue(path=where, kind=DUPLICATE, value=gate)])
+        seen_gates.add(gate)
+    # Spread constraints: one per topologyKey and whenUnsatisfiable; minDomains only with
+    # DoNotSchedule.
+    spread_path = _join(path, "topologySpreadConstraints")
+    seen_spread: set[tuple[str, str]] = set()
+    for i, c in enumerate(spec.topology_spread_constraints):
+        where = f"{spread_path}[{i}]"
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen_spread:
+            r.check(
+                [
+                    FieldIssue(
+                        path=f"{where}.{{topologyKey, whenUnsatisfiable}}",
+                        kind=DUPLICATE,
+                        value=f"{{{c.topology_key}, {c.when_unsatisfiable}}}",
+                    )
+                ]
+            )
+        seen_spread.add(pair)
+        if c.min_domains is not None and c.when_unsatisfiable == "ScheduleAnyway":
+            r.check(
+                [
+                    FieldIssue(
+                        path=f"{where}.minDomains",
+                        kind=INVALID,
+                        value=c.min_domains,
+                        detail="can only use minDomains if whenUnsatisfiable=DoNotSchedule, "
+                        "not ScheduleAnyway",
+                    )
+                ]
+            )
 
 
 def _with_uid(meta: ObjectMeta, uid: str) -> ObjectMeta:

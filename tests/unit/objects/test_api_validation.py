@@ -175,6 +175,45 @@ CASES = [
         id="containerPort overflows int32, reported once",
     ),
     pytest.param(
+        pod(
+            topologySpreadConstraints=[
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+                {
+                    "maxSkew": 2,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "minDomains": 2,
+                },
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "node",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "minDomains": 3,
+                },
+            ]
+        ),
+        [
+            "spec.topologySpreadConstraints[1].{topologyKey, whenUnsatisfiable}: "
+            'Duplicate value: "{zone, DoNotSchedule}"',
+            "spec.topologySpreadConstraints[2].minDomains: Invalid value: 3: "
+            "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+        ],
+        id="spread constraints repeated, minDomains with ScheduleAnyway",
+    ),
+    pytest.param(
+        pod(
+            nodeName="Node_1",
+            schedulerName="my scheduler",
+            schedulingGates=[{"name": "example.com/wait"}, {"name": "example.com/wait"}],
+        ),
+        [
+            f'spec.nodeName: Invalid value: "Node_1": {_SUBDOMAIN}',
+            f'spec.schedulerName: Invalid value: "my scheduler": {_SUBDOMAIN}',
+            'spec.schedulingGates[1].name: Duplicate value: "example.com/wait"',
+        ],
+        id="bad node and scheduler names, a gate twice",
+    ),
+    pytest.param(
         pod(priority=2**31),
         [
             "spec.priority: Invalid value: 2147483648: "
