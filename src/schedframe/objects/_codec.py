@@ -433,8 +433,10 @@ def _metadata(
     name_rule: Callable[..., list[str]] = name_is_dns_subdomain,
 ) -> ObjectMeta:
     """``metadata``, validated as upstream ``ValidateObjectMeta``: the name by ``name_rule``
-    (a DNS subdomain unless the kind says otherwise), the namespace of a namespaced kind
-    (``default_namespace`` not empty) as a DNS label, labels and annotations."""
+    (a DNS subdomain unless the kind says otherwise; one of the ``name_is_*`` functions of
+    :mod:`schedframe.objects.validation`, which take ``prefix=True`` for ``generateName``),
+    the namespace of a namespaced kind (``default_namespace`` not empty) as a DNS label,
+    labels and annotations."""
     path = _join(base, "metadata")
     d = r.map_(obj, "metadata", base) or {}
     r.known(d, path, _fields.OBJECT_META)

@@ -40,6 +40,7 @@ __all__ = [
     "is_valid_percent",
     "label_issues",
     "label_name_issues",
+    "name_is_dns1035_label",
     "name_is_dns_label",
     "name_is_dns_subdomain",
     "regex_error",
@@ -206,6 +207,11 @@ def name_is_dns_subdomain(name: str, *, prefix: bool = False) -> list[str]:
 def name_is_dns_label(name: str, *, prefix: bool = False) -> list[str]:
     """Why ``name`` is not a valid object name for kinds named by DNS labels (Namespace)."""
     return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_dns1035_label(name: str, *, prefix: bool = False) -> list[str]:
+    """Why ``name`` is not a valid object name for kinds named by DNS-1035 labels (Service)."""
+    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
 
 
 def label_name_issues(name: str, path: str) -> list[FieldIssue]:

@@ -108,6 +108,12 @@ def test_percent() -> None:
     ]
 
 
+def test_service_names_are_dns1035_labels() -> None:
+    assert v.name_is_dns1035_label("web") == []
+    assert v.name_is_dns1035_label("web-", prefix=True) == []
+    assert v.name_is_dns1035_label("1web") == v.is_dns1035_label("1web") != []
+
+
 def test_generate_name_prefix_may_end_in_a_dash() -> None:
     assert v.name_is_dns_subdomain("web-", prefix=True) == []
     assert v.name_is_dns_subdomain("web-") == [_SUBDOMAIN_MSG]
