@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import random
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -50,7 +50,14 @@ from schedframe.framework import Code, CycleState, Diagnosis, FitError, PodInfo,
 if typing.TYPE_CHECKING:
     from schedframe.cache import Snapshot
     from schedframe.config import KubeSchedulerConfiguration
-    from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.objects import (
+        Namespace,
+        Node,
+        Pod,
+        PodCondition,
+        PodDisruptionBudget,
+        PriorityClass,
+    )
     from schedframe.runtime import Framework, Registry
 
 __all__ = [
@@ -401,11 +408,12 @@ def _build_framework(
     snapshot: Snapshot,
     namespaces: Iterable[Namespace],
     pdbs: Iterable[PodDisruptionBudget],
+    workloads: Iterable[object],
     rng: random.Random,
     binder: _DryRunBinder,
     now: float,
 ) -> Framework:
-    from schedframe.runtime import Framework, Registry
+    from schedframe.runtime import ClusterView, Framework, Registry
 
     index = next((i for i, p in enumerate(cfg.profiles) if p.scheduler_name == profile_name), None)
     if index is None:
@@ -426,8 +434,7 @@ def _build_framework(
         registry if registry is not None else Registry.discover(),
         index=index,
         snapshot=snapshot,
-        namespaces=namespaces,
-        pdbs=pdbs,
+        cluster=ClusterView(namespaces, pdbs, workloads),
         clock=clock,
         timers=clock,
         rng=rng,
@@ -457,6 +464,8 @@ def explain(
     pods: Iterable[Pod] = (),
     namespaces: Iterable[Namespace] = (),
     pdbs: Iterable[PodDisruptionBudget] = (),
+    workloads: Iterable[object] = (),
+    priority_classes: Iterable[PriorityClass] = (),
     config: KubeSchedulerConfiguration
     | str
     | os.PathLike[str]
@@ -476,12 +485,20 @@ def explain(
         pod: the pod to place. A pod that already has ``spec.nodeName`` is explained as if it
             were pending.
         nodes: the cluster's nodes.
-        pods: pods already in the cluster. Those with ``spec.nodeName`` occupy their node;
+        pods: pods already in the cluster (Succeeded and Failed ones are left out, as
+            kube-scheduler's informer leaves them out). Those with ``spec.nodeName`` occupy their node;
             unbound ones with ``status.nominatedNodeName`` count on that node as nominated pods
             do (when their priority is not lower); other unbound pods are ignored. ``pod``
             itself (same uid) is left out.
         namespaces: namespaces (their labels matter to pod affinity namespace selectors).
         pdbs: PodDisruptionBudgets (preemption prefers not to violate them).
+        workloads: Services, ReplicationControllers, ReplicaSets and StatefulSets, where
+            PodTopologySpread's default constraints take their selector (other objects are
+            ignored).
+        priority_classes: the cluster's PriorityClasses. ``pod`` and ``pods`` that carry no
+            ``spec.priority`` go through Priority admission with them (and the built-in
+            system classes), as the API server admits a pod it creates; pods with a priority
+            were admitted already and are taken as they are.
         config: a ``KubeSchedulerConfiguration``, a path to one, a mapping, or ``None`` for
             kube-scheduler's defaults.
         profile: the profile to run; by default the pod's ``spec.schedulerName``.
@@ -507,6 +524,9 @@ def explain(
     from schedframe.cache import Cache, Snapshot
 
     cfg = _load(config)
+    classes = tuple(priority_classes)
+    pod = _admitted(pod, classes)
+    pods = [_admitted(p, classes) for p in pods]
     profile_name = profile if profile is not None else pod.spec.scheduler_name
     if pod.spec.node_name:
         pod = pod.with_node_name("")
@@ -517,7 +537,8 @@ def explain(
         cache.add_node(node)
     nominated: list[tuple[Pod, str]] = []
     for other in pods:
-        if other.uid == pod.uid:
+        # Succeeded and Failed pods are never seen by the scheduler (its informer filter).
+        if other.uid == pod.uid or other.status.phase in ("Succeeded", "Failed"):
             continue
         if other.spec.node_name:
             cache.add_pod(other)
@@ -536,6 +557,7 @@ def explain(
         snapshot=snapshot,
         namespaces=namespaces,
         pdbs=pdbs,
+        workloads=workloads,
         rng=rng,
         binder=binder,
         now=now,
@@ -543,6 +565,13 @@ def explain(
     for other, node_name in nominated:
         fwk.nominator.add_nominated_pod(PodInfo(other), node_name)
     return _Attempt(fwk, snapshot, pod, seed, rng, binder, post_filter, start_index).run()
+
+
+def _admitted(pod: Pod, classes: Sequence[PriorityClass]) -> Pod:
+    """``pod`` as Priority admission leaves it, when it was never admitted (no priority)."""
+    from schedframe.backends import admit_priority
+
+    return pod if pod.spec.priority is not None else admit_priority(pod, classes)
 
 
 class _Attempt:

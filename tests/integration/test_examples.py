@@ -189,12 +189,12 @@ def test_preemption(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out, decisions = simulate(capsys, tmp_path, "preemption")
     story = [(d["event"], d["pod"], d.get("node"), d.get("by")) for d in decisions]
     assert story == [
-        ("preempted", "default/batch", "node-1", "default/critical"),
         ("unschedulable", "default/critical", None, None),
+        ("preempted", "default/batch", "node-1", "default/critical"),  # evicted after the cycle
         ("scheduled", "default/critical", "node-1", None),
         ("unschedulable", "default/late-batch", None, None),
     ]
-    assert decisions[1]["nominatedNode"] == "node-1"
+    assert decisions[0]["nominatedNode"] == "node-1"
     assert decisions[3]["time"] == 5.0
     assert decisions[3]["message"] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "

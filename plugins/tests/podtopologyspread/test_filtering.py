@@ -3,8 +3,9 @@
 Upstream's state is compared through what Filter relies on: per hard constraint, the resolved
 constraint, the matching-pod count of every eligible topology value, and the two critical
 paths (normalised like upstream's ``criticalPaths.sort`` so equal counts compare in name order).
-Cases that need Services/ReplicaSets (default constraints take their selector from them) or a
-feature gate switched off are not ported: schedframe runs with the features' default (on).
+Cases with Services (default constraints take their selector from them) are in
+``test_default_constraints.py``; cases with a feature gate switched off are not ported:
+schedframe runs with the features' default (on).
 """
 
 from __future__ import annotations
@@ -636,9 +637,9 @@ def test_pre_filter_state(
 
 
 def test_pre_filter_state_default_constraints_without_workloads_are_skipped() -> None:
-    """Upstream "default constraints and a service": schedframe models no Services, so the
-    default constraints get an empty selector and are skipped, as upstream does for a pod no
-    Service selects ("default constraints and a service that doesn't match")."""
+    """Upstream "default constraints and a service" without the Service: the default
+    constraints get an empty selector and are skipped, as upstream does for a pod no Service
+    selects ("default constraints and a service that doesn't match")."""
     snap, handle = cluster([zn("node-a", "zone1")])
     args = PodTopologySpreadArgs(
         defaulting_type="List",

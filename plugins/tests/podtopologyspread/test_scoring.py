@@ -2,7 +2,7 @@
 
 Scores go through PreScore (on the candidate nodes) -> Score per candidate -> NormalizeScore and
 are compared with upstream's ``want`` lists. Cases whose default constraints take their selector
-from a Service/ReplicaSet are not ported: schedframe does not model those objects.
+from a Service/ReplicaSet are in ``test_default_constraints.py``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,12 @@ patches, deletions, events). Any object satisfying :class:`Backend` (:class:`Lis
 
 from __future__ import annotations
 
-from schedframe.backends._memory import OPERATIONS, Event, MemoryBackend
+from schedframe.backends._admission import (
+    admit_priority,
+    default_priority_class,
+    validate_priority_class,
+)
+from schedframe.backends._memory import OPERATIONS, STORED_KINDS, Event, MemoryBackend
 from schedframe.backends._protocols import (
     KINDS,
     Backend,
@@ -21,6 +26,7 @@ from schedframe.backends._protocols import (
 __all__ = [
     "KINDS",
     "OPERATIONS",
+    "STORED_KINDS",
     "Backend",
     "Binder",
     "Event",
@@ -28,4 +34,7 @@ __all__ = [
     "MemoryBackend",
     "Subscription",
     "WatchEvent",
+    "admit_priority",
+    "default_priority_class",
+    "validate_priority_class",
 ]

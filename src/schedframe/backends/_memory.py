@@ -20,9 +20,21 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 import attrs
 
 from schedframe._evolve import evolve
+from schedframe.backends._admission import admit_priority, validate_priority_class
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
 from schedframe.errors import BackendError
-from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
+from schedframe.objects import (
+    Namespace,
+    Node,
+    Pod,
+    PodCondition,
+    PodDisruptionBudget,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
 
 if TYPE_CHECKING:
     from schedframe.framework import Clock
@@ -31,9 +43,41 @@ log = logging.getLogger("schedframe.backends.memory")
 
 __all__ = ["OPERATIONS", "Event", "MemoryBackend"]
 
-_Object: TypeAlias = Pod | Node | Namespace | PodDisruptionBudget
+_Object: TypeAlias = (
+    Pod
+    | Node
+    | Namespace
+    | PodDisruptionBudget
+    | PriorityClass
+    | Service
+    | ReplicationController
+    | ReplicaSet
+    | StatefulSet
+)
+_OBJECT_TYPES: Final = (
+    Pod,
+    Node,
+    Namespace,
+    PodDisruptionBudget,
+    PriorityClass,
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+)
 _Key: TypeAlias = tuple[str, str]
-_T = TypeVar("_T", Pod, Node, Namespace, PodDisruptionBudget)
+_T = TypeVar(
+    "_T",
+    Pod,
+    Node,
+    Namespace,
+    PodDisruptionBudget,
+    PriorityClass,
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+)
 
 #: Operations :meth:`MemoryBackend.inject_failure` can make fail.
 OPERATIONS: Final = (
@@ -54,25 +98,43 @@ _KIND_OF: Final[dict[type, str]] = {
     Node: "Node",
     Namespace: "Namespace",
     PodDisruptionBudget: "PodDisruptionBudget",
+    PriorityClass: "PriorityClass",
+    Service: "Service",
+    ReplicationController: "ReplicationController",
+    ReplicaSet: "ReplicaSet",
+    StatefulSet: "StatefulSet",
 }
+#: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
+STORED_KINDS: Final = (*KINDS, "PriorityClass")
 # Qualified resource names, as apimachinery's errors print them.
 _RESOURCE: Final = {
     "Pod": "pods",
     "Node": "nodes",
     "Namespace": "namespaces",
     "PodDisruptionBudget": "poddisruptionbudgets.policy",
+    "PriorityClass": "priorityclasses.scheduling.k8s.io",
+    "Service": "services",
+    "ReplicationController": "replicationcontrollers",
+    "ReplicaSet": "replicasets.apps",
+    "StatefulSet": "statefulsets.apps",
 }
 _ETCD_PREFIX: Final = {
     "Pod": "/registry/pods",
     "Node": "/registry/minions",
     "Namespace": "/registry/namespaces",
     "PodDisruptionBudget": "/registry/poddisruptionbudgets",
+    "PriorityClass": "/registry/priorityclasses",
+    "Service": "/registry/services/specs",
+    "ReplicationController": "/registry/controllers",
+    "ReplicaSet": "/registry/replicasets",
+    "StatefulSet": "/registry/statefulsets",
 }
-_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace"})
+_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
 _OPTIMISTIC_LOCK_MSG: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
 _DEFAULT_GRACE_SECONDS: Final = 30
+_TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 
 @attrs.frozen(kw_only=True)
@@ -145,8 +207,8 @@ class MemoryBackend:
     """The embedded backend: a real object store with the API server's semantics.
 
     Args:
-        objects: objects to create first, in order (Pods, Nodes, Namespaces,
-            PodDisruptionBudgets); each gets the next resourceVersion.
+        objects: objects to create first, in order (PriorityClasses before all others):
+            any of :data:`STORED_KINDS`; each gets the next resourceVersion.
         clock: where time comes from (deletion and condition timestamps, event times, grace
             periods); wall time by default. Graceful deletion needs ``call_later``.
         graceful_deletion: delete bound pods gracefully, as kube-apiserver does: set
@@ -175,7 +237,7 @@ class MemoryBackend:
             raise TypeError("graceful_deletion needs a clock with call_later(delay, callback)")
         self._graceful = graceful_deletion
         self._lock = threading.Lock()
-        self._store: dict[str, dict[_Key, _Object]] = {kind: {} for kind in KINDS}
+        self._store: dict[str, dict[_Key, _Object]] = {kind: {} for kind in STORED_KINDS}
         self._rv = 0
         self._failures: dict[str, _Failure] = {}
         self._subscribers: list[_Subscription] = []
@@ -184,7 +246,8 @@ class MemoryBackend:
         self._deliverer: int | None = None
         #: Events recorded through :meth:`record_event`, oldest first.
         self.events: list[Event] = []
-        for obj in objects:
+        # PriorityClasses first, so that admission finds the classes the pods name.
+        for obj in sorted(objects, key=lambda o: not isinstance(o, PriorityClass)):
             kind = _kind(obj)
             with self._lock:
                 self._create(kind, obj, self._now())
@@ -240,8 +303,12 @@ class MemoryBackend:
     def create(self, obj: _T) -> _T:
         """Create ``obj``; returns it as stored (resourceVersion, uid, creation time set).
 
+        A pod goes through the Priority admission plugin first
+        (:func:`~schedframe.backends.admit_priority` over the stored PriorityClasses).
+
         Raises:
-            BackendError: 409 ``AlreadyExists`` when an object of that kind and name exists.
+            BackendError: 409 ``AlreadyExists`` when an object of that kind and name exists;
+                403 ``Forbidden`` when Priority admission rejects a pod.
         """
         kind = _kind(obj)
         with self._lock:
@@ -317,9 +384,13 @@ class MemoryBackend:
     # -- watch ---------------------------------------------------------------------------------
 
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
-        """Replay every current object as ``ADDED`` (namespaces, nodes, budgets, pods), then
+        """Replay every current object as ``ADDED`` (in :data:`KINDS` order, pods last), then
         deliver each later change once, in resourceVersion order. See the class docstring for
         the threading contract.
+
+        As kube-scheduler's pod informer, a subscriber never sees Succeeded or Failed pods
+        (they hold no resources): a pod that turns terminal is delivered as ``DELETED``.
+        :meth:`list` still returns them, as the API server does.
         """
         me = threading.get_ident()
         nested = self._deliverer == me
@@ -338,6 +409,8 @@ class MemoryBackend:
             for obj in replay:
                 if not subscription.active:
                     break
+                if _is_terminal(obj):
+                    continue
                 callback(
                     WatchEvent(
                         type="ADDED",
@@ -379,6 +452,10 @@ class MemoryBackend:
                             break
                         event = self._pending.popleft()
                         subscribers = tuple(self._subscribers)
+                    seen = _as_informer_sees(event)
+                    if seen is None:
+                        continue
+                    event = seen
                     for subscription in subscribers:
                         if subscription.active and event.resource_version > subscription.start_rv:
                             try:
@@ -573,7 +650,14 @@ class MemoryBackend:
         return stamped
 
     def _create(self, kind: str, obj: object, now: datetime) -> _Object:
-        assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+        assert isinstance(obj, _OBJECT_TYPES)
+        classes = [
+            pc for pc in self._store["PriorityClass"].values() if isinstance(pc, PriorityClass)
+        ]
+        if isinstance(obj, Pod):
+            obj = admit_priority(obj, classes)
+        elif isinstance(obj, PriorityClass):
+            validate_priority_class(obj, classes)
         key = _key(kind, obj)
         if key in self._store[kind]:
             raise BackendError(
@@ -584,7 +668,12 @@ class MemoryBackend:
         return self._write(kind, key, obj, None, metadata=_defaults(obj, kind, now))
 
     def _update(self, kind: str, obj: object, *, check_version: bool) -> _Object:
-        assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+        assert isinstance(obj, _OBJECT_TYPES)
+        if isinstance(obj, PriorityClass):
+            stored_classes = self._store["PriorityClass"].values()
+            validate_priority_class(
+                obj, [pc for pc in stored_classes if isinstance(pc, PriorityClass)]
+            )
         key = _key(kind, obj)
         stored = self._store[kind].get(key)
         if stored is None:
@@ -703,19 +792,37 @@ def _kind(obj: object) -> str:
     kind = _KIND_OF.get(type(obj))
     if kind is None:
         raise TypeError(
-            f"cannot store {type(obj).__name__}; expected Pod, Node, Namespace or "
-            "PodDisruptionBudget"
+            f"cannot store {type(obj).__name__}; expected one of {', '.join(STORED_KINDS)}"
         )
     return kind
 
 
+def _is_terminal(obj: object) -> bool:
+    return isinstance(obj, Pod) and obj.status.phase in _TERMINAL_PHASES
+
+
+def _as_informer_sees(event: WatchEvent) -> WatchEvent | None:
+    """The event as kube-scheduler's pod informer gets it, or None when it gets nothing.
+
+    Its field selector leaves Succeeded and Failed pods out (upstream ``newPodInformer``): a
+    pod that turns terminal is deleted from its view, and a terminal pod is never seen.
+    """
+    if _KIND_OF.get(type(event.obj)) not in KINDS:
+        return None  # PriorityClasses are for admission; the scheduler does not watch them
+    if not _is_terminal(event.obj):
+        return event
+    if event.type == "MODIFIED" and event.old is not None and not _is_terminal(event.old):
+        return attrs.evolve(event, type="DELETED")
+    return None
+
+
 def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if kind not in STORED_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(STORED_KINDS)}")
 
 
 def _key(kind: str, obj: object) -> _Key:
-    assert isinstance(obj, Pod | Node | Namespace | PodDisruptionBudget)
+    assert isinstance(obj, _OBJECT_TYPES)
     meta = obj.metadata
     if kind in _CLUSTER_SCOPED:
         return ("", meta.name)

@@ -15,9 +15,19 @@ from schedframe.framework import Binder
 
 __all__ = ["KINDS", "Backend", "Binder", "Lister", "Subscription", "WatchEvent"]
 
-#: The kinds a backend lists and watches, in the order a new subscriber is replayed them
-#: (pods last, so their namespaces, nodes and budgets are known when they arrive).
-KINDS: Final = ("Namespace", "Node", "PodDisruptionBudget", "Pod")
+#: The kinds a backend lists and watches (those kube-scheduler's informers watch), in the
+#: order a new subscriber is replayed them (pods last, so their namespaces, nodes, budgets
+#: and the workload objects default spreading reads are known when they arrive).
+KINDS: Final = (
+    "Namespace",
+    "Node",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "Pod",
+)
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
@@ -62,8 +72,8 @@ class Lister(Protocol):
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
         """Watch every kind.
 
-        ``callback`` first gets an ``ADDED`` event for each current object (namespaces,
-        nodes, budgets, then pods), then every later change exactly once, in
+        ``callback`` first gets an ``ADDED`` event for each current object (kind by kind
+        in :data:`KINDS` order, pods last), then every later change exactly once, in
         resource-version order. No change is lost or repeated between the replay and the live
         events.
         """

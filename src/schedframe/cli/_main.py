@@ -168,12 +168,15 @@ def cli() -> None:
 
 
 def _load_cluster(paths: Sequence[str]) -> list[object]:
-    from schedframe.objects import load_manifests
+    from schedframe.objects import LoadReport, load_manifests
 
     objects: list[object] = []
+    report = LoadReport()
     with _manifest_warnings():
         for path in paths:
-            objects.extend(load_manifests(path, validate=_validate()))
+            objects.extend(load_manifests(path, report=report, validate=_validate()))
+    for line in report.lines():  # one line per skipped kind: never silently
+        click.echo(line, err=True)
     return objects
 
 
@@ -466,7 +469,7 @@ def explain(
     """
     from schedframe.cli._render import render_explanation
     from schedframe.explain import explain as run_explain
-    from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+    from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
     use_rich = _rich()
     cluster = _load_cluster(clusters)
@@ -481,6 +484,8 @@ def explain(
             pods=pods,
             namespaces=[o for o in cluster if isinstance(o, Namespace)],
             pdbs=[o for o in cluster if isinstance(o, PodDisruptionBudget)],
+            workloads=[*cluster, *workload.objects],
+            priority_classes=[o for o in cluster if isinstance(o, PriorityClass)],
             config=config,
             profile=profile,
             seed=seed,

@@ -59,6 +59,7 @@ from schedframe.framework._handle import (
     PluginsRunner,
     SharedLister,
     WaitingPod,
+    WorkloadLister,
 )
 from schedframe.framework._status import Code, Status
 from schedframe.framework._types import (
@@ -143,5 +144,6 @@ __all__ = [
     "Status",
     "WaitingPod",
     "WeightedAffinityTerm",
+    "WorkloadLister",
     "normalized_image_name",
 ]

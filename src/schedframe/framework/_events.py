@@ -130,7 +130,14 @@ class ClusterEvent:
         return self.resource is EventResource.WILDCARD and self.action_type == ActionType.ALL
 
     def matches(self, incoming: ClusterEvent) -> bool:
-        """True when ``incoming`` is of interest to a plugin that registered this event."""
+        """True when ``incoming`` is of interest to a plugin that registered this event.
+
+        Upstream ``MatchClusterEvents``: the resources match, the actions share a bit, and the
+        incoming action is no wider than the registered one. An update that amounts to no
+        specific ``UpdatePodXYZ`` arrives as the general ``Update`` (upstream's former
+        ``updatePodOther``), so it reaches only plugins that registered the general
+        ``Update`` (or ``All``), not one that registered, say, ``UpdatePodToleration``.
+        """
         if self.resource is not EventResource.WILDCARD and self.resource != incoming.resource:
             # A registration for Pod also covers the scheduler-internal pod sub-resources.
             if not (
@@ -139,7 +146,8 @@ class ClusterEvent:
                 in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULABLE_POD)
             ):
                 return False
-        return bool(self.action_type & incoming.action_type)
+        action = incoming.action_type
+        return bool(self.action_type & action) and action <= self.action_type
 
 
 @attrs.frozen

@@ -372,6 +372,12 @@ class PermitPlugin(Plugin, Protocol):
 class PreBindPlugin(Plugin, Protocol):
     """Work that must succeed before the binding, in the binding cycle (e.g. volumes).
 
+    A PreBind plugin may also define ``pre_bind_pre_flight(state, pod, node_name)``, run at
+    the start of the binding cycle (upstream ``PreBindPreFlight``, with
+    ``NominatedNodeNameForExpectation``): ``None`` when its PreBind will do work, ``SKIP`` when
+    it will not (its PreBind is then not run), ``ERROR`` to fail the binding. Without it the
+    plugin counts as doing work.
+
     Upstream: ``framework.PreBindPlugin``.
     """
 

@@ -13,7 +13,16 @@ if TYPE_CHECKING:
     from schedframe.framework._cycle_state import CycleState
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
-    from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.objects import (
+        Namespace,
+        Pod,
+        PodCondition,
+        PodDisruptionBudget,
+        ReplicaSet,
+        ReplicationController,
+        Service,
+        StatefulSet,
+    )
 
 __all__ = [
     "Binder",
@@ -25,6 +34,7 @@ __all__ = [
     "PluginsRunner",
     "SharedLister",
     "WaitingPod",
+    "WorkloadLister",
 ]
 
 
@@ -69,6 +79,33 @@ class SharedLister(Protocol):
         ...
 
 
+class WorkloadLister(Protocol):
+    """The objects default spreading takes its selectors from.
+
+    What upstream's ``helper.DefaultSelector`` reads through the Service,
+    ReplicationController, ReplicaSet and StatefulSet listers of the informer factory.
+    Provisional: a general lister accessor may replace it.
+
+    .. versionadded:: 0.2
+    """
+
+    def services(self, namespace: str) -> Sequence[Service]:
+        """Every Service of ``namespace``."""
+        ...
+
+    def replication_controller(self, namespace: str, name: str) -> ReplicationController | None:
+        """A ReplicationController by namespace and name, or ``None``."""
+        ...
+
+    def replica_set(self, namespace: str, name: str) -> ReplicaSet | None:
+        """A ReplicaSet by namespace and name, or ``None``."""
+        ...
+
+    def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
+        """A StatefulSet by namespace and name, or ``None``."""
+        ...
+
+
 class WaitingPod(Protocol):
     """A pod parked by Permit (upstream ``WaitingPod``)."""
 
@@ -87,6 +124,12 @@ class WaitingPod(Protocol):
 
     def reject(self, plugin_name: str, message: str) -> None:
         """Reject the pod; it is unreserved and requeued."""
+        ...
+
+    def preempt(self, plugin_name: str, message: str) -> bool:
+        """Preempt the pod in memory: it is unreserved and requeued as after an error (to the
+        backoffQ, not the unschedulable pool). False when it was no longer waiting (upstream
+        ``WaitingPod.Preempt``)."""
         ...
 
 
@@ -248,6 +291,11 @@ class Handle(PluginsRunner, Protocol):
 
     def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
         """Every PodDisruptionBudget known to the backend."""
+        ...
+
+    def workload_lister(self) -> WorkloadLister:
+        """Services, ReplicationControllers, ReplicaSets and StatefulSets, as the backend's
+        watch reports them (PodTopologySpread's default selectors come from them)."""
         ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
@@ -92,6 +93,7 @@ from schedframe.objects._quantity import (
     resource_amount,
     resource_quantity,
 )
+from schedframe.objects._report import LoadReport
 from schedframe.objects.validation import (
     annotation_issues,
     is_dns1123_label,
@@ -114,7 +116,20 @@ __all__ = [
     "to_dict",
 ]
 
-_KINDS: Final = ("Namespace", "Node", "Pod", "PodDisruptionBudget")
+_KINDS: Final = (
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "Namespace",
+    "Node",
+    "Pod",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "ReplicaSet",
+    "ReplicationController",
+    "Service",
+    "StatefulSet",
+)
 #: The ``validate`` modes, as ``kubectl --validate``: an unknown field is an error
 #: (``strict``, the default), a :class:`~schedframe.errors.ManifestWarning` (``warn``), or
 #: not looked for (``ignore``). Duplicated keys are always errors.
@@ -1347,7 +1362,7 @@ def _dispatch(r: _Reader, d: _Dict, base: str) -> object:
 def from_dict(
     d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
 ) -> object:
-    """Build the object a dict describes, by its ``kind``: Namespace, Node, Pod or PDB.
+    """Build the object a dict describes, by its ``kind`` (see :func:`load_manifests`).
 
     Unknown fields are errors unless ``validate`` is ``"warn"`` or ``"ignore"`` (see
     :func:`load_manifests`); the API server's create-time validation always applies.
@@ -1366,7 +1381,26 @@ def _is_list(d: _Dict) -> bool:
     return isinstance(kind, str) and kind.endswith("List") and "items" in d
 
 
-def _objects_of(docs: list[object], source: str, validate: str = "strict") -> list[object]:
+def _skipped(d: object, report: LoadReport) -> bool:
+    """Whether ``d`` is an object of a kind to skip (counted in ``report``)."""
+    if not isinstance(d, Mapping):
+        return False
+    kind = d.get("kind")
+    if not isinstance(kind, str) or kind in _PARSERS:
+        return False
+    if report.add(kind):
+        return True
+    api_version = d.get("apiVersion")
+    group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+    if "." in group and not group.endswith(".k8s.io"):
+        report.add_custom(kind)  # a custom resource: kube-scheduler reads none
+        return True
+    return False
+
+
+def _objects_of(
+    docs: list[object], source: str, report: LoadReport, validate: str = "strict"
+) -> list[object]:
     result: list[object] = []
     many = len(docs) > 1
     for index, doc in enumerate(docs):
@@ -1384,25 +1418,37 @@ def _objects_of(docs: list[object], source: str, validate: str = "strict") -> li
                     r = _Reader()
                     r.wrong_type(f"items[{i}]", item, "a mapping")
                     raise ManifestError(r.issues, source=where)
+                if _skipped(item, report):
+                    continue
                 result.append(_decode(_reader(validate), _dispatch, item, f"items[{i}]", where))
-        else:
+        elif not _skipped(doc, report):
             result.append(_run(_dispatch, doc, where, validate=validate))
     return result
 
 
 def loads_manifests(
-    text: str, *, source: str = "<string>", validate: Validate = "strict"
+    text: str,
+    *,
+    source: str = "<string>",
+    report: LoadReport | None = None,
+    validate: Validate = "strict",
 ) -> list[object]:
     """Parse every object of a YAML (or JSON) stream; ``kind: List`` items are flattened.
 
     Errors name ``source``, with ``#<index>`` (counting from 0) when the stream holds
-    several documents. ``validate`` as for :func:`load_manifests`.
+    several documents. Kinds the scheduler does not read are skipped as
+    :func:`load_manifests` says; ``validate`` as for :func:`load_manifests`.
 
     Raises:
         ManifestError: bad YAML, a repeated mapping key (with its line and column), a
             document that is not a mapping, or any bad object.
     """
-    return _objects_of(_load_yaml(text, source), source, validate)
+    own = report is None
+    report = LoadReport() if report is None else report
+    result = _objects_of(_load_yaml(text, source), source, report, validate)
+    if own:
+        report.log()
+    return result
 
 
 def _load_yaml(text: str, source: str) -> list[object]:
@@ -1426,7 +1472,7 @@ class _JSONDuplicate(Exception):
         self.key = key
 
 
-def _load_file(path: Path, validate: str = "strict") -> list[object]:
+def _load_file(path: Path, report: LoadReport, validate: Validate = "strict") -> list[object]:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -1437,7 +1483,7 @@ def _load_file(path: Path, validate: str = "strict") -> list[object]:
             source=source,
         ) from None
     if path.suffix != ".json":
-        return _objects_of(_load_yaml(text, source), source, validate)
+        return loads_manifests(text, source=source, report=report, validate=validate)
     try:
         doc = json.loads(text, object_pairs_hook=_reject_duplicates)
     except _JSONDuplicate as exc:
@@ -1450,17 +1496,28 @@ def _load_file(path: Path, validate: str = "strict") -> list[object]:
             detail=f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
         )
         raise ManifestError([issue], source=source) from None
-    return _objects_of([doc], source, validate)
+    return _objects_of([doc], source, report, validate)
 
 
 def load_manifests(
-    source: str | os.PathLike[str], *, validate: Validate = "strict"
+    source: str | os.PathLike[str],
+    *,
+    report: LoadReport | None = None,
+    validate: Validate = "strict",
 ) -> list[object]:
-    """Load every object from a file or a directory of manifests.
+    """Load every object from a file, a directory of manifests, or ``-`` (standard input).
 
     A file may hold several YAML documents, or JSON (by its ``.json`` suffix); a directory
     contributes each ``*.yaml``, ``*.yml`` and ``*.json`` directly inside it, in name order.
-    ``kind: List`` (and ``PodList`` ...) items are flattened. Objects come back in order.
+    ``kind: List`` (and ``PodList`` ...) items are flattened. Objects come back in order, so
+    a whole ``kubectl get ... -A -o yaml`` dump loads as is.
+
+    Objects of kinds kube-scheduler never reads (ConfigMap, Secret, Event, custom
+    resources, ... see :data:`UNREAD_KINDS`) are skipped, and so are kinds it reads that
+    schedframe does not model yet (:data:`NOT_MODELLED_KINDS`: PersistentVolume,
+    PersistentVolumeClaim, StorageClass, CSINode, ResourceSlice, ...). Neither is silent:
+    each skipped kind is counted in ``report``, or, without one, logged as one warning line
+    per kind on the ``schedframe.objects`` logger. Any other unknown kind is an error.
 
     ``validate`` treats fields the Kubernetes API does not have as ``kubectl --validate``
     does: ``"strict"`` errors, ``"warn"`` warns (:class:`~schedframe.errors.ManifestWarning`,
@@ -1470,19 +1527,39 @@ def load_manifests(
     Raises:
         ManifestError: naming the file (and ``#<document index>``) and the field path.
     """
+    own = report is None
+    report = LoadReport() if report is None else report
+    result = _load_source(source, report, validate)
+    if own:
+        report.log()
+    return result
+
+
+def _load_source(
+    source: str | os.PathLike[str], report: LoadReport, validate: Validate = "strict"
+) -> list[object]:
+    if os.fspath(source) == "-":
+        try:
+            text = sys.stdin.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ManifestError(
+                [FieldIssue(path="", kind=INVALID, detail=f"cannot read standard input: {exc}")],
+                source="<stdin>",
+            ) from None
+        return loads_manifests(text, source="<stdin>", report=report, validate=validate)
     path = Path(source)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in _MANIFEST_SUFFIXES and p.is_file())
         result: list[object] = []
         for file in files:
-            result.extend(_load_file(file, validate))
+            result.extend(_load_file(file, report, validate))
         return result
     if not path.exists():
         raise ManifestError(
             [FieldIssue(path="", kind=NOT_FOUND, detail="no such file or directory")],
             source=str(path),
         )
-    return _load_file(path, validate)
+    return _load_file(path, report, validate)
 
 
 # ---- to_dict --------------------------------------------------------------------------------
@@ -1774,7 +1851,7 @@ def _pdb_out(pdb: PodDisruptionBudget) -> dict[str, object]:
 
 
 def to_dict(obj: object) -> dict[str, object]:
-    """Kubernetes JSON for ``obj`` (a Pod, Node, Namespace or PodDisruptionBudget).
+    """Kubernetes JSON for ``obj`` (any kind :func:`from_dict` builds).
 
     camelCase keys with ``apiVersion`` and ``kind``; quantities as canonical strings (cpu in
     milli-units, memory in binary units where exact); datetimes as RFC 3339 in UTC; empty
@@ -1792,4 +1869,11 @@ def to_dict(obj: object) -> dict[str, object]:
         return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta_out(obj.metadata)}
     if isinstance(obj, PodDisruptionBudget):
         return _pdb_out(obj)
+    out = _codec_workloads.encode(obj)
+    if out is not None:
+        return out
     raise TypeError(f"to_dict() cannot encode {type(obj).__name__}")
+
+
+# The PriorityClass and workload kinds register their decoders in _PARSERS on import.
+from schedframe.objects import _codec_workloads  # noqa: E402

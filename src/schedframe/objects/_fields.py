@@ -189,3 +189,71 @@ PDB_STATUS: Final = (
     "expectedPods",
     "conditions",
 )
+
+#: Top-level parts of the workload kinds the scheduler does not read.
+WORKLOAD: Final = ("status",)
+
+#: ``v1.ServiceSpec`` fields the scheduler does not read (only ``selector`` is read).
+SERVICE_SPEC: Final = (
+    "allocateLoadBalancerNodePorts",
+    "clusterIP",
+    "clusterIPs",
+    "externalIPs",
+    "externalName",
+    "externalTrafficPolicy",
+    "healthCheckNodePort",
+    "internalTrafficPolicy",
+    "ipFamilies",
+    "ipFamilyPolicy",
+    "loadBalancerClass",
+    "loadBalancerIP",
+    "loadBalancerSourceRanges",
+    "ports",
+    "publishNotReadyAddresses",
+    "sessionAffinity",
+    "sessionAffinityConfig",
+    "trafficDistribution",
+    "type",
+)
+
+#: ``ReplicationControllerSpec``/``ReplicaSetSpec`` fields the scheduler does not read.
+REPLICA_SET_SPEC: Final = ("minReadySeconds",)
+
+#: ``apps/v1`` ``StatefulSetSpec`` fields the scheduler does not read.
+STATEFUL_SET_SPEC: Final = (
+    "minReadySeconds",
+    "ordinals",
+    "persistentVolumeClaimRetentionPolicy",
+    "revisionHistoryLimit",
+    "updateStrategy",
+    "volumeClaimTemplates",
+)
+
+#: ``apps/v1`` ``DeploymentSpec`` fields the scheduler does not read.
+DEPLOYMENT_SPEC: Final = (
+    "minReadySeconds",
+    "paused",
+    "progressDeadlineSeconds",
+    "revisionHistoryLimit",
+    "strategy",
+)
+
+#: ``apps/v1`` ``DaemonSetSpec`` fields the scheduler does not read.
+DAEMON_SET_SPEC: Final = ("minReadySeconds", "revisionHistoryLimit", "updateStrategy")
+
+#: ``batch/v1`` ``JobSpec`` fields the scheduler does not read.
+JOB_SPEC: Final = (
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "backoffLimitPerIndex",
+    "completionMode",
+    "managedBy",
+    "manualSelector",
+    "maxFailedIndexes",
+    "podFailurePolicy",
+    "podReplacementPolicy",
+    "scheduling",
+    "successPolicy",
+    "suspend",
+    "ttlSecondsAfterFinished",
+)

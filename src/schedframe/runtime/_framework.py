@@ -31,6 +31,7 @@ from schedframe.errors import (
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
+from schedframe.runtime._workload_lister import WorkloadStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -186,9 +187,12 @@ class ClusterView:
         self,
         namespaces: Iterable[Namespace] = (),
         pdbs: Iterable[PodDisruptionBudget] = (),
+        workloads: Iterable[object] = (),
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
+        #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
+        self.workloads = WorkloadStore(workloads)
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""
@@ -393,6 +397,8 @@ class Framework:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         percentage_of_nodes_to_score: int | None = None,
+        async_runner: Callable[[Callable[[], None]], None] | None = None,
+        pod_lister: Callable[[str, str], Pod | None] | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
 
@@ -408,6 +414,8 @@ class Framework:
         )
         self._nominator: fw.Nominator = nominator if nominator is not None else _SimpleNominator()
         self._activator = activator
+        self._async_runner = async_runner
+        self._pod_lister = pod_lister
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._parallelism = parallelism
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
@@ -817,6 +825,10 @@ class Framework:
         """Every PodDisruptionBudget."""
         return self._cluster.pod_disruption_budgets()
 
+    def workload_lister(self) -> fw.WorkloadLister:
+        """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
+        return self._cluster.workloads
+
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""
         return self.waiting_pods.get(uid)
@@ -852,6 +864,22 @@ class Framework:
         """Ask the queue to activate ``pods`` (no-op without a scheduler)."""
         if self._activator is not None:
             self._activator(pods)
+
+    def run_async(self, task: Callable[[], None]) -> None:
+        """Run ``task`` off the scheduling cycle (upstream starts a goroutine): on the
+        scheduler's workers, or, in deterministic mode, once the current cycle has ended.
+        Without a scheduler it runs at once."""
+        if self._async_runner is not None:
+            self._async_runner(task)
+        else:
+            task()
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        """The pod ``namespace/name`` as the scheduler's informer last saw it (upstream's pod
+        lister), or ``None``; always ``None`` without a scheduler."""
+        if self._pod_lister is None:
+            return None
+        return self._pod_lister(namespace, name)
 
     # -- running the extension points --------------------------------------------------------
 
@@ -1556,10 +1584,55 @@ class Framework:
 
         wp.on_done(done)
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """PreBind, in order; the first failure stops."""
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        """PreBindPreFlight of every PreBind plugin (upstream ``RunPreBindPreFlights``).
+
+        ``None`` (Success) when some plugin will do work in PreBind; ``SKIP`` when every one
+        skips (each is then left out of :meth:`run_pre_bind_plugins`); an ``Error`` for the
+        first plugin that fails or answers anything else. A plugin without a
+        ``pre_bind_pre_flight`` method counts as Success (it may do work in PreBind).
+        """
+        returning: Status | None = Status(Code.SKIP)
+        skipped: set[str] = set()
         for plugin in self.pre_bind_plugins:
             name = plugin.name
+            pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
+            if pre_flight is None:
+                returning = None
+                continue
+            try:
+                status = pre_flight(state, pod, node_name)
+            except Exception as exc:
+                return _raised(f'running PreBindPreFlight "{name}"', exc, name)
+            if status is None or status.is_success():
+                returning = None
+            elif status.is_skip():
+                skipped.add(name)
+            elif status.code is Code.ERROR:
+                return _as_error(f'running PreBindPreFlight "{name}"', status, name)
+            else:
+                message = (
+                    f'PreBindPreFlight {name} returned "{status.code!s}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status"
+                )
+                return Status(Code.ERROR, message, plugin=name)
+        state.skip_pre_bind_plugins = skipped
+        return returning
+
+    def will_wait_on_permit(self, pod: Pod) -> bool:
+        """Whether the pod waits on Permit (upstream ``WillWaitOnPermit``)."""
+        return self.waiting_pods.get(pod.uid) is not None
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind, in order; the first failure stops. Plugins whose PreBindPreFlight skipped
+        are not run."""
+        skipped = state.skip_pre_bind_plugins
+        for plugin in self.pre_bind_plugins:
+            name = plugin.name
+            if name in skipped:
+                continue
             prefix = f'running PreBind plugin "{name}"'
             try:
                 status = plugin.pre_bind(state, pod, node_name)

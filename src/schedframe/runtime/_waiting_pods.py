@@ -115,6 +115,21 @@ class WaitingPod:
             self._status = Status(Code.UNSCHEDULABLE, message, plugin=plugin_name)
         self._fire()
 
+    def preempt(self, plugin_name: str, message: str) -> bool:
+        """Preempt the pod on behalf of ``plugin_name`` (upstream ``WaitingPod.Preempt``): it
+        leaves Permit with an ``Error`` status, so it goes through the error backoff rather
+        than the unschedulable pool. False when it had already been allowed or rejected."""
+        with self._lock:
+            if self._status is not None:
+                return False
+            for timer in self._pending.values():
+                if timer is not None:
+                    timer.cancel()
+            self._pending.clear()
+            self._status = Status(Code.ERROR, message, plugin=plugin_name)
+        self._fire()
+        return True
+
     def on_done(self, callback: Callable[[Status], None]) -> None:
         """Call ``callback(status)`` when the pod is released or rejected (now, if it already is)."""
         with self._lock:

@@ -260,6 +260,10 @@ class EventHandlers:
                 self.cluster.delete_pdb(obj)
             else:
                 self.cluster.set_pdb(obj)
+        elif event_type == "DELETED" and self.cluster.workloads.delete(obj):
+            pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
+        elif event_type != "DELETED" and self.cluster.workloads.set(obj):
+            pass
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
 
@@ -277,13 +281,30 @@ class EventHandlers:
     def add_node(self, node: Node) -> None:
         """Upstream ``addNodeToCache``."""
         self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node, None)
+        pre_check = self._pre_check_for_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node, pre_check)
 
     def update_node(self, old: Node, new: Node) -> None:
         """Upstream ``updateNodeInCache``: one queue move per scheduling-relevant change."""
         self.cache.update_node(old, new)
-        for event in node_scheduling_properties_change(new, old):
-            self.queue.move_all_to_active_or_backoff_queue(event, old, new, None)
+        events = node_scheduling_properties_change(new, old)
+        pre_check = self._pre_check_for_node(new) if events else None
+        for event in events:
+            self.queue.move_all_to_active_or_backoff_queue(event, old, new, pre_check)
+
+    def _pre_check_for_node(self, node: Node) -> Callable[[Pod], bool] | None:
+        """Upstream ``preCheckForNode``: none with queueing hints; without them, only the pods
+        the node could admit are moved (``schedframe.queue.pre_check_for_node``)."""
+        if getattr(self.queue, "queueing_hints", True):
+            return None
+        from schedframe.framework import NodeInfo
+        from schedframe.queue import pre_check_for_node
+
+        get_node_info = getattr(self.cache, "get_node_info", None)
+        node_info = get_node_info(node.metadata.name) if get_node_info is not None else None
+        if node_info is None:
+            node_info = NodeInfo(node)
+        return pre_check_for_node(node_info)
 
     def delete_node(self, node: Node) -> None:
         """Upstream ``deleteNodeFromCache``."""

@@ -778,7 +778,7 @@ def scheduling_cycle(
         if post_status.code is Code.ERROR:
             log.error("PostFilter for pod %s failed: %s", pod.key, post_status.message())
         nominating = post_result.nominating_info if post_result is not None else None
-        victims = sched.preemption_victims(pod.uid)
+        victims = sched.preemption_victims(pod.uid, state)
         if victims and nominating is not None and nominating.nominated_node_name:
             sched.notify(
                 "schedframe_preemption",
@@ -846,11 +846,14 @@ def binding_cycle_start(
     assumed_qpi: fw.QueuedPodInfo,
     start: float,
 ) -> None:
-    """The first half of upstream ``bindingCycle``: wait on Permit (without blocking).
-
-    ``PreBindPreFlight`` and the nominated-node-name-for-expectation write belong to the
-    ``NominatedNodeNameForExpectation`` feature (alpha, off by default) and are not done.
-    """
+    """The first half of upstream ``bindingCycle``: PreBindPreFlight and the nominated node
+    (with ``NominatedNodeNameForExpectation``), then wait on Permit (without blocking)."""
+    if sched.nominated_node_name_for_expectation:
+        failed = nominate_for_expectation(sched, state, fwk, result, assumed_qpi)
+        if failed is not None:
+            handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, failed)
+            sched.binding_cycle_ended()
+            return
 
     owner = threading.get_ident()
     registering = True
@@ -873,6 +876,43 @@ def binding_cycle_start(
         permitted(Status.from_error(exc))
     finally:
         registering = False
+
+
+def nominate_for_expectation(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    result: ScheduleResult,
+    assumed_qpi: fw.QueuedPodInfo,
+) -> Status | None:
+    """Upstream's ``NominatedNodeNameForExpectation`` step of ``bindingCycle``.
+
+    PreBindPreFlight runs first; an Error (or a rejection, which it does not support) fails
+    the binding cycle. When some PreBind plugin will work, or the pod waits on Permit, the
+    pod's ``nominatedNodeName`` is set to the chosen node, telling other components (a
+    cluster autoscaler) where it is about to go; a failing write is only logged.
+    """
+    assumed = assumed_qpi.pod
+    host = result.suggested_host
+    try:
+        status = fwk.run_pre_bind_pre_flights(state, assumed, host)
+    except Exception as exc:
+        return Status.from_error(exc)
+    if status is not None and (status.code is Code.ERROR or status.is_rejected()):
+        return status
+    if status is None or status.is_success() or fwk.will_wait_on_permit(assumed):
+        target = sched.pod_store.get(assumed.namespace, assumed.name) or assumed
+        if target.status.nominated_node_name != host:
+            try:
+                sched.backend.patch_pod_status(target, nominated_node_name=host)
+            except Exception as exc:
+                log.error(
+                    "failed to update the nominated node name of pod %s to %s: %s",
+                    assumed.key,
+                    host,
+                    exc,
+                )
+    return None
 
 
 def binding_cycle_finish(

@@ -93,9 +93,13 @@ class _ObservingRecorder(RecordingEventRecorder):
         super().eventf(regarding, related, event_type, reason, action, note)
 
     def take_victims(self, preemptor_uid: str) -> list[Pod]:
-        """The victims recorded for ``preemptor_uid`` since the last call."""
+        """The victims recorded for ``preemptor_uid`` since the last call. Entries of other
+        preemptors go too: evictions run off the cycle (async preemption) are reported from
+        the chosen candidate instead, so nothing is kept for them."""
         with self._lock:
-            return self._victims.pop(preemptor_uid, [])
+            victims = self._victims.pop(preemptor_uid, [])
+            self._victims.clear()
+            return victims
 
 
 class _QueueNominator:
@@ -166,6 +170,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
+        queueing_hints: bool = True,
+        nominated_node_name_for_expectation: bool = True,
     ) -> None:
         from schedframe import queue as queue_module
         from schedframe.cache import Cache, Snapshot
@@ -181,6 +187,10 @@ class Scheduler:
         self.seed = seed if seed is not None else (0 if deterministic else None)
         self.rng = random.Random(self.seed)
         self.hooks = hooks
+        #: Upstream's ``NominatedNodeNameForExpectation``: PreBindPreFlight runs first in the
+        #: binding cycle, and a pod PreBind will work on (or that waits on Permit) gets its
+        #: ``nominatedNodeName`` set to the chosen node before the wait.
+        self.nominated_node_name_for_expectation = nominated_node_name_for_expectation
 
         self.cache: CacheLike = cast("CacheLike", Cache())
         self.snapshot: Snapshot = Snapshot()
@@ -213,6 +223,8 @@ class Scheduler:
                 activator=self._activate,
                 waiting_pods=self.waiting_pods,
                 parallelism=config.parallelism,
+                async_runner=self._run_async,
+                pod_lister=self.pod_store.get,
             )
 
         self.queue: QueueLike = cast(
@@ -222,6 +234,7 @@ class Scheduler:
                 clock=clock,
                 pod_initial_backoff=float(config.pod_initial_backoff_seconds),
                 pod_max_backoff=float(config.pod_max_backoff_seconds),
+                queueing_hints=queueing_hints,
             ),
         )
         self._nominator.queue = self.queue
@@ -278,6 +291,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
+        queueing_hints: bool = True,
+        nominated_node_name_for_expectation: bool = True,
     ) -> Scheduler:
         """Build a scheduler from a ``KubeSchedulerConfiguration``.
 
@@ -291,6 +306,10 @@ class Scheduler:
             deterministic: virtual time and binding without threads (see the module doc).
             hooks: a pluggy plugin manager whose ``schedframe_*`` hooks observe the scheduler.
             binding_workers: binding threads in real mode.
+            queueing_hints: use the plugins' queueing hints (upstream's
+                ``SchedulerQueueingHints`` gate); see ``SchedulingQueue(queueing_hints=...)``.
+            nominated_node_name_for_expectation: upstream's ``NominatedNodeNameForExpectation``
+                gate (PreBindPreFlight and the nominated node written before PreBind).
 
         Raises:
             ConfigError: the configuration is invalid, names an unknown plugin, or has bad args.
@@ -316,6 +335,8 @@ class Scheduler:
             deterministic=deterministic,
             hooks=hooks,
             binding_workers=binding_workers,
+            queueing_hints=queueing_hints,
+            nominated_node_name_for_expectation=nominated_node_name_for_expectation,
         )
 
     # -- running -----------------------------------------------------------------------------
@@ -531,7 +552,8 @@ class Scheduler:
     # -- binding cycles ----------------------------------------------------------------------
 
     def in_flight(self) -> int:
-        """Binding cycles started and not finished (pods waiting on Permit included)."""
+        """Binding cycles started and not finished (pods waiting on Permit included), and
+        tasks run off the scheduling cycle (asynchronous preemption) not finished."""
         with self._in_flight_cond:
             return self._in_flight
 
@@ -548,6 +570,21 @@ class Scheduler:
         with self._in_flight_cond:
             self._in_flight += 1
         self._submit(task)
+
+    def _run_async(self, task: Callable[[], None]) -> None:
+        """Work a plugin runs off the scheduling cycle (asynchronous preemption): a task like a
+        binding cycle's, counted in :meth:`in_flight` until it ends, so that
+        :meth:`run_until_idle` and :meth:`wait_for_bindings` wait for it."""
+        with self._in_flight_cond:
+            self._in_flight += 1
+
+        def run() -> None:
+            try:
+                task()
+            finally:
+                self.binding_cycle_ended()
+
+        self._submit(run)
 
     def continue_binding_cycle(self, task: Callable[[], None]) -> None:
         """Continue a binding cycle whose Permit wait resolved: queued like a new task, so a
@@ -628,9 +665,21 @@ class Scheduler:
         except Exception:
             log.exception("observer hook %s failed", hook)
 
-    def preemption_victims(self, preemptor_uid: str) -> list[Pod]:
-        """Victims preemption evicted for ``preemptor_uid`` since the last call."""
-        return self.event_recorder.take_victims(preemptor_uid)
+    def preemption_victims(
+        self, preemptor_uid: str, state: fw.CycleState | None = None
+    ) -> list[Pod]:
+        """Victims preemption evicted for ``preemptor_uid`` since the last call; when none were
+        evicted yet (async preemption evicts them after the cycle), the victims not already
+        terminating of the candidate the Evaluator chose, as recorded in ``state``."""
+        victims = self.event_recorder.take_victims(preemptor_uid)
+        if victims or state is None:
+            return victims
+        from schedframe.preemption import CHOSEN_CANDIDATE_KEY
+
+        chosen = state.get(CHOSEN_CANDIDATE_KEY)
+        if chosen is None:
+            return []
+        return [v for v in chosen.victims.pods if v.deletion_timestamp is None]
 
     def _activate(self, pods: Iterable[Pod]) -> None:
         self.queue.activate(list(pods))

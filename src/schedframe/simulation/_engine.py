@@ -10,6 +10,7 @@ public observer hooks and the backend's watch, never by reaching into the loop.
 
 from __future__ import annotations
 
+import collections
 import functools
 import heapq
 import os
@@ -23,9 +24,20 @@ import attrs
 from schedframe.errors import DUPLICATE, ConfigError, FieldIssue, ManifestError, PluginError
 from schedframe.framework import FitError
 from schedframe.hooks import impl
-from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+from schedframe.objects import (
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
 from schedframe.scheduler import Scheduler, VirtualClock
-from schedframe.simulation._workload import Arrival, Workload
+from schedframe.simulation._controllers import daemon_set_pods
+from schedframe.simulation._workload import Arrival, Workload, _controlled
 
 if TYPE_CHECKING:
     from schedframe import framework as fw
@@ -187,6 +199,8 @@ class SimulationResult:
         nodes: the cluster's nodes.
         namespaces: the cluster's namespaces.
         pdbs: the cluster's PodDisruptionBudgets.
+        workloads: the cluster's Services, ReplicationControllers, ReplicaSets and
+            StatefulSets (default spreading's selectors).
         initial_pods: pods bound when the run started (part of the cluster).
         pods: a record per workload pod, in arrival order.
         decisions: every decision, in order.
@@ -208,6 +222,7 @@ class SimulationResult:
     nodes: tuple[Node, ...]
     namespaces: tuple[Namespace, ...] = ()
     pdbs: tuple[PodDisruptionBudget, ...] = ()
+    workloads: tuple[object, ...] = ()
     initial_pods: tuple[Pod, ...] = ()
     pods: tuple[PodRecord, ...] = ()
     decisions: tuple[Decision, ...] = ()
@@ -264,6 +279,7 @@ class SimulationResult:
             pods=bound,
             namespaces=self.namespaces,
             pdbs=self.pdbs,
+            workloads=self.workloads,
             config=self.config,
             registry=self.registry,
             seed=self.seed,
@@ -343,11 +359,25 @@ class _Engine:
         self.nodes = tuple(o for o in cluster if isinstance(o, Node))
         self.namespaces = tuple(o for o in cluster if isinstance(o, Namespace))
         self.pdbs = tuple(o for o in cluster if isinstance(o, PodDisruptionBudget))
-        cluster_pods = [o for o in cluster if isinstance(o, Pod)]
+        # Succeeded and Failed pods neither run nor wait: the scheduler never sees them.
+        cluster_pods = [
+            o
+            for o in cluster
+            if isinstance(o, Pod) and o.status.phase not in ("Succeeded", "Failed")
+        ]
         self.initial_pods = tuple(p for p in cluster_pods if p.spec.node_name)
         # Unbound pods of the cluster are pending work: they arrive at time 0.
         unbound = [Arrival(time=0.0, pod=p) for p in cluster_pods if not p.spec.node_name]
-        self.arrivals = Workload(tuple(unbound)) + workload
+        # DaemonSets of the workload: one pod per node they should run on.
+        daemons = Workload()
+        for ds in workload.daemon_sets:
+            pods = daemon_set_pods(ds, self.nodes)
+            daemons = daemons + _controlled(ds, pods, len(pods), "workload")
+        self.arrivals = Workload(tuple(unbound)) + workload + daemons
+        # Pods whose controller creates them later (OrderedReady, Job parallelism), by owner.
+        self.waiting: dict[str, collections.deque[Arrival]] = {}
+        self.group_of = {a.pod.uid: a.group for a in self.arrivals.arrivals if a.group}
+        self.due_now = False
 
         self.records: dict[str, PodRecord] = {}
         initial_uids = {p.uid for p in self.initial_pods}
@@ -363,8 +393,28 @@ class _Engine:
                 raise ManifestError([issue], source="workload")
             self.records[uid] = PodRecord(key=a.pod.key, arrival=a.time, duration=a.duration)
 
+        # PriorityClasses for Priority admission; the objects default spreading reads.
+        self.priority_classes = tuple(o for o in cluster if isinstance(o, PriorityClass))
+        self.listed = tuple(
+            o
+            for o in cluster
+            if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
+        ) + tuple(workload.objects)
+        # Admission rejects a pod now, with its message, rather than when it arrives.
+        from schedframe.backends import admit_priority
+
+        for a in self.arrivals.arrivals:
+            admit_priority(a.pod, self.priority_classes)
+
         self.clock = VirtualClock(start=0.0)
-        static: list[object] = [*self.namespaces, *self.nodes, *self.pdbs, *self.initial_pods]
+        static: list[object] = [
+            *self.priority_classes,
+            *self.namespaces,
+            *self.nodes,
+            *self.pdbs,
+            *self.listed,
+            *self.initial_pods,
+        ]
         self.backend = MemoryBackend(static, clock=self.clock)
         pm = plugin_manager(load_entry_points=False)
         pm.register(self, name="schedframe-simulation")
@@ -405,7 +455,10 @@ class _Engine:
                 UsageChange(0.0, node.metadata.name, dict(self.requested[node.metadata.name]))
             )
         for a in self.arrivals.arrivals:
-            self._at(a.time, functools.partial(self._arrive, a))
+            if a.wait_for:
+                self.waiting.setdefault(a.group, collections.deque()).append(a)
+            else:
+                self._at(a.time, functools.partial(self._arrive, a))
 
     # -- time --------------------------------------------------------------------------------
 
@@ -415,6 +468,9 @@ class _Engine:
 
     def _next_wakeup(self) -> float | None:
         now = self.clock.now()
+        if self.due_now:  # a pod released during this instant is still to be created
+            self.due_now = False
+            return now
         while self.wakeups and self.wakeups[0] <= now:
             heapq.heappop(self.wakeups)
         return self.wakeups[0] if self.wakeups else None
@@ -447,6 +503,7 @@ class _Engine:
             nodes=self.nodes,
             namespaces=self.namespaces,
             pdbs=self.pdbs,
+            workloads=self.listed,
             initial_pods=self.initial_pods,
             pods=tuple(self.records.values()),
             decisions=tuple(self.decisions),
@@ -485,6 +542,18 @@ class _Engine:
         self.arrived += 1
         self.backend.create(arrival.pod)
 
+    def _release(self, uid: str, reason: str) -> None:
+        """A pod of ``uid``'s controller was bound or completed: the controller creates the
+        next pod that waited on that."""
+        queue = self.waiting.get(self.group_of.get(uid, ""))
+        if not queue or queue[0].wait_for != reason:
+            return
+        arrival = queue.popleft()
+        now = self.clock.now()
+        self.records[arrival.pod.uid].arrival = now
+        self.clock.call_at(now, functools.partial(self._arrive, arrival))
+        self.due_now = True
+
     def _complete(self, uid: str) -> None:
         pod = self.bound.get(uid)
         rec = self.records.get(uid)
@@ -515,6 +584,7 @@ class _Engine:
                 self.decisions.append(
                     Decision(time=now, event="completed", pod=obj.key, node=held.spec.node_name)
                 )
+                self._release(obj.uid, "completed")
             elif any(
                 c.type == _DISRUPTION_TARGET and c.status == "True" for c in obj.status.conditions
             ):
@@ -555,6 +625,7 @@ class _Engine:
             if rec.duration is not None:
                 uid = pod.uid
                 self._at(now + rec.duration, lambda: self._complete(uid))
+            self._release(pod.uid, "bound")
         self.bound_count += 1
         self.decisions.append(
             Decision(
@@ -693,9 +764,14 @@ def simulate(
     """Run a workload on a cluster with a real scheduler in deterministic virtual time.
 
     Args:
-        cluster: Nodes, Namespaces, PodDisruptionBudgets and Pods. Pods with
-            ``spec.nodeName`` are already running; unbound ones arrive at time 0.
-        workload: the pods to schedule and when (see :func:`load_workload`).
+        cluster: Nodes, Namespaces, PodDisruptionBudgets and Pods; PriorityClasses (every
+            pod goes through Priority admission); Services, ReplicationControllers,
+            ReplicaSets and StatefulSets (default spreading's selectors). Other objects
+            (Deployments, Jobs, DaemonSets of a dump: their pods are in it) are ignored. Pods
+            with ``spec.nodeName`` are already running; unbound ones arrive at time 0;
+            Succeeded and Failed ones are left out, as the scheduler never sees them.
+        workload: the pods to schedule and when (see :func:`load_workload`); its
+            DaemonSets are expanded here, one pod per node that admits them.
         config: a ``KubeSchedulerConfiguration``, a path, a mapping, or ``None`` for
             kube-scheduler's defaults.
         registry: where plugins come from; by default every installed entry point.
@@ -716,6 +792,8 @@ def simulate(
         ConfigError: the configuration is invalid or names an unknown plugin (the message
             names the file when ``config`` is a path).
         PluginError: a plugin failed to build.
+        BackendError: Priority admission rejects a pod (403 ``Forbidden``: an unknown
+            ``priorityClassName``, or a ``spec.priority`` the class contradicts).
     """
     from schedframe.config import KubeSchedulerConfiguration, load_config
     from schedframe.runtime import Registry

@@ -24,6 +24,16 @@ Two forms are read by :func:`load_workload`:
             spec:
               containers: [{name: app, resources: {requests: {cpu: 500m, memory: 256Mi}}}]
 
+* **Workload objects** in the manifests: a Deployment (through the ReplicaSet it owns), a
+  ReplicaSet, ReplicationController, StatefulSet or Job becomes its pods, named, labelled
+  and owned as its controller makes them (:mod:`schedframe.simulation._controllers`); a
+  DaemonSet becomes one pod per node it should run on, once the nodes are known. The
+  object's ``schedframe.io/arrival`` annotation sets when its pods are created (the
+  template's ``schedframe.io/duration`` how long each runs). A StatefulSet with
+  ``OrderedReady`` creates its next pod once the previous one is bound; a Job keeps
+  ``parallelism`` pods at once until ``completions`` have run. Services in the file (and
+  the ReplicaSets, StatefulSets and RCs) are stored for default spreading.
+
 Arrivals of all groups are merged by time; equal times keep the order of the file.
 """
 
@@ -50,7 +60,19 @@ from schedframe.errors import (
     ManifestError,
     ManifestWarning,
 )
-from schedframe.objects import Pod, load_manifests, pod_from_dict
+from schedframe.objects import (
+    DaemonSet,
+    Deployment,
+    Job,
+    Pod,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    load_manifests,
+    pod_from_dict,
+)
+from schedframe.simulation._controllers import controller_pods
 
 if TYPE_CHECKING:
     from schedframe.objects._codec import Validate
@@ -83,18 +105,32 @@ class Arrival:
         pod: the pod (unbound).
         duration: seconds it runs once bound, after which it completes and is deleted;
             ``None`` for a pod that runs until the end.
+        group: the controller the pod belongs to (``namespace/name``) when its creation
+            waits on the group's earlier pods; empty otherwise.
+        wait_for: ``""`` (arrives at ``time``), ``"bound"`` (created once an earlier pod of
+            ``group`` is bound: a StatefulSet's ``OrderedReady``) or ``"completed"``
+            (created once an earlier pod of ``group`` completes: a Job's ``parallelism``).
     """
 
     time: float
     pod: Pod
     duration: float | None = None
+    group: str = ""
+    wait_for: str = ""
 
 
 @attrs.frozen
 class Workload:
-    """Pods and their arrival times, ordered by time (ties keep their given order)."""
+    """Pods and their arrival times, ordered by time (ties keep their given order).
+
+    ``objects`` are the workload objects the pods belong to that default spreading reads
+    (Services, ReplicaSets, StatefulSets, ReplicationControllers); ``daemon_sets`` are
+    expanded per node by :func:`~schedframe.simulation.simulate`.
+    """
 
     arrivals: tuple[Arrival, ...] = ()
+    objects: tuple[object, ...] = ()
+    daemon_sets: tuple[DaemonSet, ...] = ()
 
     def __len__(self) -> int:
         return len(self.arrivals)
@@ -108,7 +144,11 @@ class Workload:
         return tuple(a.pod for a in self.arrivals)
 
     def __add__(self, other: Workload) -> Workload:
-        return Workload(_merge([self.arrivals, other.arrivals]))
+        return Workload(
+            _merge([self.arrivals, other.arrivals]),
+            objects=self.objects + other.objects,
+            daemon_sets=self.daemon_sets + other.daemon_sets,
+        )
 
 
 def _merge(groups: Sequence[Sequence[Arrival]]) -> tuple[Arrival, ...]:
@@ -406,7 +446,8 @@ def _spec_document(path: Path) -> Mapping[str, object] | None:
 
 
 def load_workload(source: str | os.PathLike[str], *, validate: Validate = "strict") -> Workload:
-    """Read a workload: a generator spec file, or Pod manifests (a file or a folder).
+    """Read a workload: a generator spec file, or Pod and workload object manifests (a
+    file or a folder).
 
     ``validate`` treats unknown fields in the Pods (and in a spec's templates) as
     :func:`~schedframe.objects.load_manifests` does.
@@ -419,8 +460,21 @@ def load_workload(source: str | os.PathLike[str], *, validate: Validate = "stric
     if spec is not None:
         return generate_workload(spec, source=str(path), validate=validate)
     pods: list[Pod] = []
+    later: list[Workload] = []
+    objects: list[object] = []
+    daemon_sets: list[DaemonSet] = []
     for obj in load_manifests(path, validate=validate):
-        if not isinstance(obj, Pod):
+        if isinstance(obj, Pod):
+            pods.append(obj)
+        elif isinstance(obj, DaemonSet):
+            daemon_sets.append(obj)
+        elif isinstance(obj, Service):
+            objects.append(obj)
+        elif isinstance(obj, _CONTROLLERS):
+            stored, controlled, at_once = controller_pods(obj)
+            objects.extend(stored)
+            later.append(_controlled(obj, controlled, at_once, str(path)))
+        else:
             kind = type(obj).__name__
             raise ManifestError(
                 [
@@ -428,10 +482,50 @@ def load_workload(source: str | os.PathLike[str], *, validate: Validate = "stric
                         path="kind",
                         kind=UNSUPPORTED,
                         value=kind,
-                        detail='a workload holds Pods only: supported values: "Pod"',
+                        detail="a workload holds Pods and workload objects: supported values: "
+                        + ", ".join(f'"{k}"' for k in _WORKLOAD_KINDS),
                     )
                 ],
                 source=str(path),
             )
-        pods.append(obj)
-    return workload_from_pods(pods, source=str(path))
+    workload = workload_from_pods(pods, source=str(path))
+    for w in later:
+        workload = workload + w
+    return workload + Workload(objects=tuple(objects), daemon_sets=tuple(daemon_sets))
+
+
+_CONTROLLERS = (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job)
+_WORKLOAD_KINDS = (
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "Pod",
+    "ReplicaSet",
+    "ReplicationController",
+    "Service",
+    "StatefulSet",
+)
+
+
+def _controlled(owner: object, pods: list[Pod], at_once: int, source: str) -> Workload:
+    """Arrivals of a controller's pods: the first ``at_once`` at the owner's arrival time,
+    the others waiting (on a binding for a StatefulSet, a completion for a Job)."""
+    meta = owner.metadata  # type: ignore[attr-defined]
+    issues: list[FieldIssue] = []
+    holder = Pod(metadata=meta)
+    at = _seconds_annotation(holder, ANNOTATION_ARRIVAL, issues)
+    if issues:
+        raise ManifestError(
+            issues, source=f"{source}: {type(owner).__name__} {meta.namespace}/{meta.name}"
+        )
+    base = workload_from_pods(pods, source=source)
+    group = f"{meta.namespace}/{meta.name}"
+    wait_for = "completed" if isinstance(owner, Job) else "bound"
+    arrivals = []
+    for i, a in enumerate(base.arrivals):
+        time = a.time if ANNOTATION_ARRIVAL in a.pod.metadata.annotations else (at or 0.0)
+        if i < at_once:
+            arrivals.append(attrs.evolve(a, time=time, group=group))
+        else:
+            arrivals.append(attrs.evolve(a, time=time, group=group, wait_for=wait_for))
+    return Workload(tuple(arrivals))

@@ -12,6 +12,9 @@ imported when first used, so ``import schedframe.testing`` costs nothing:
   source (also the ``schedframe_scheduler`` pytest fixture);
 * :mod:`~schedframe.testing.invariants` — no overcommit, nothing lost, preemption only of
   lower priority;
+* :mod:`~schedframe.testing.queue` — seams into a scheduling queue (put an entry straight
+  into the activeQ, the backoffQ or the pool; drain completed backoffs; where is a pod), for
+  porting upstream's queue test tables;
 * :mod:`~schedframe.testing.conformance` —
   :func:`~schedframe.testing.conformance.check_plugin`, the conformance suite a plugin
   package runs in one line.
@@ -30,10 +33,19 @@ if TYPE_CHECKING:
         deterministic,
         harness,
         invariants,
+        queue,
         strategies,
     )
 
-__all__ = ["builders", "conformance", "deterministic", "harness", "invariants", "strategies"]
+__all__ = [
+    "builders",
+    "conformance",
+    "deterministic",
+    "harness",
+    "invariants",
+    "queue",
+    "strategies",
+]
 
 
 def __getattr__(name: str) -> ModuleType:

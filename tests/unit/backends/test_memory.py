@@ -176,8 +176,8 @@ def test_list_is_ordered_and_checks_kinds() -> None:
         ("default", "b"),
         ("z", "a"),
     ]
-    with pytest.raises(ValueError, match="unknown kind 'Service'"):
-        backend.list("Service")
+    with pytest.raises(ValueError, match="unknown kind 'ConfigMap'"):
+        backend.list("ConfigMap")
     with pytest.raises(TypeError, match="cannot store str"):
         backend.create("nope")  # type: ignore[type-var]
 
@@ -218,7 +218,16 @@ def test_subscribe_replays_namespaces_nodes_pdbs_then_pods() -> None:
     ]
     assert [e.obj.metadata.name for e in events][1:3] == ["n0", "n1"]  # type: ignore[attr-defined]
     assert {e.resource_version for e in events} == {1, 2, 3, 4, 5}
-    assert KINDS == ("Namespace", "Node", "PodDisruptionBudget", "Pod")
+    assert KINDS == (
+        "Namespace",
+        "Node",
+        "PodDisruptionBudget",
+        "Service",
+        "ReplicationController",
+        "ReplicaSet",
+        "StatefulSet",
+        "Pod",
+    )
 
 
 def test_live_events_follow_in_resource_version_order() -> None:
@@ -668,3 +677,33 @@ def test_exactly_one_of_two_concurrent_binds_wins() -> None:
         assert loss == "409:" + conflict(f'pod foo is already assigned to node "{winner}"')
         stored = backend.get("Pod", "foo")
         assert isinstance(stored, Pod) and stored.node_name == winner
+
+
+# -- terminal pods (the scheduler's pod informer filter) ---------------------------------------
+
+
+def _phase(p: Pod, phase: str) -> Pod:
+    return p.with_status(phase=phase)
+
+
+def test_terminal_pods_are_never_delivered_but_still_listed() -> None:
+    finished = _phase(pod("done", "n"), "Succeeded")
+    backend = MemoryBackend([node("n"), finished, _phase(pod("failed", "n"), "Failed")])
+    events = recorder(backend)
+    assert [type(e.obj).__name__ for e in events] == ["Node"]
+    backend.create(_phase(pod("later"), "Failed"))
+    assert len(events) == 1
+    assert sorted(p.name for p in backend.list("Pod")) == ["done", "failed", "later"]  # type: ignore[attr-defined]
+
+
+def test_a_pod_turning_terminal_is_deleted_from_the_watch() -> None:
+    backend = MemoryBackend([node("n"), pod("p", "n")])
+    events = recorder(backend)
+    stored = backend.get("Pod", "p")
+    assert isinstance(stored, Pod)
+    backend.update(_phase(stored, "Succeeded"))
+    last = events[-1]
+    assert last.type == "DELETED"
+    assert isinstance(last.obj, Pod) and last.obj.status.phase == "Succeeded"
+    backend.delete(stored)
+    assert events[-1] is last  # already gone from the subscriber's view

@@ -401,3 +401,46 @@ def test_progress_prints_lines_elsewhere() -> None:
     show(_progress(2.0))  # too soon for another line
     show(_progress(3.0, done=True))
     assert len(stream.getvalue().splitlines()) == 2
+
+
+def test_a_cluster_dump_on_stdin_reports_each_skipped_kind(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = (
+        "kind: List\nitems:\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n"
+        "- {apiVersion: v1, kind: PersistentVolume, metadata: {name: pv}}\n"
+        "- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '2'}}}\n"
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(dump))
+    code, out, err = run(capsys, "simulate", "-c", "-")
+    assert code == 0, err
+    assert out.startswith("Simulated 0 pods on 1 nodes")
+    assert err.splitlines()[:2] == [
+        "warning: skipped 1 PersistentVolume: read by kube-scheduler but NOT modelled by "
+        "schedframe; pods that use them may be placed differently than in the cluster",
+        "skipped 2 ConfigMap: not read by kube-scheduler",
+    ]
+
+
+def test_explain_a_system_cluster_critical_pod_shows_its_preemption(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Regression: priorityClassName was ignored and the dry run found no victim.
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        'status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}\n---\n'
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: low, namespace: apps}\n"
+        "spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: dns, namespace: kube-system}\n"
+        "spec:\n  priorityClassName: system-cluster-critical\n"
+        "  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n"
+    )
+    code, out, err = run(capsys, "explain", "kube-system/dns", "-c", str(cluster))
+    assert code == 0, err
+    assert (
+        "PostFilter (dry run, nothing evicted): Success; would nominate n1 and evict apps/low"
+        in out
+    )

@@ -15,7 +15,15 @@ import pytest
 from schedframe.backends import KINDS, Backend, WatchEvent
 from schedframe.backends.kubernetes import ApiTransport, KubernetesBackend
 from schedframe.errors import BackendError
-from schedframe.objects import Namespace, Node, Pod, PodCondition, pod_from_dict
+from schedframe.objects import (
+    Namespace,
+    Node,
+    Pod,
+    PodCondition,
+    Service,
+    StatefulSet,
+    pod_from_dict,
+)
 from schedframe.testing.fakeapi import FakeAPIServer
 
 from ._support import TOKEN, node, pod
@@ -78,7 +86,63 @@ def test_subscribe_replays_in_kind_order_then_streams(
     assert len(events) == 1
     with pytest.raises(ValueError, match="unknown kind"):
         backend.list("Deployment")
-    assert KINDS == ("Namespace", "Node", "PodDisruptionBudget", "Pod")
+    assert KINDS == (
+        "Namespace",
+        "Node",
+        "PodDisruptionBudget",
+        "Service",
+        "ReplicationController",
+        "ReplicaSet",
+        "StatefulSet",
+        "Pod",
+    )
+
+
+def test_the_objects_default_spreading_reads_are_watched(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}}
+    fake.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"selector": {"app": "web"}},
+        }
+    )
+    fake.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web-1", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template},
+        }
+    )
+    backend = started(make_backend)
+    events: list[WatchEvent] = []
+    backend.subscribe(events.append)
+    assert [type(e.obj).__name__ for e in events] == ["Namespace"] * 4 + ["Service", "ReplicaSet"]
+    fake.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "db", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template},
+        }
+    )
+    fake.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": {"name": "rc", "namespace": "default"},
+            "spec": {"selector": {"app": "web"}, "template": template},
+        }
+    )
+    wait_until(lambda: len(backend.list("ReplicationController")) == 1)
+    sts = backend.get("StatefulSet", "db")
+    assert isinstance(sts, StatefulSet) and sts.selector.match_labels == {"app": "web"}
+    service = backend.get("Service", "web")
+    assert isinstance(service, Service) and service.selector == {"app": "web"}
 
 
 def test_start_fails_cleanly_when_the_server_is_unreachable(tmp_path: Path) -> None:

@@ -112,8 +112,9 @@ spec:
     ),
     pytest.param(
         "kind: Foo\nmetadata: {name: x}\n",
-        'kind: Unsupported value: "Foo": supported values: '
-        '"Namespace", "Node", "Pod", "PodDisruptionBudget"',
+        'kind: Unsupported value: "Foo": supported values: "DaemonSet", "Deployment", "Job", '
+        '"Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
+        '"ReplicationController", "Service", "StatefulSet"',
         id="unknown kind",
     ),
     pytest.param("metadata: {name: x}\n", "kind: Required value", id="missing kind"),

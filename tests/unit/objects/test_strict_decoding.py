@@ -477,3 +477,71 @@ def test_every_node_field_of_the_client_models_is_accepted(
     for name in getattr(client, model).attribute_map.values():
         target.setdefault(name, None)
     node_from_dict(doc)
+
+
+REAL_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, generation: 3, annotations: {deployment.kubernetes.io/revision: "2"}}
+spec:
+  progressDeadlineSeconds: 600
+  replicas: 2
+  revisionHistoryLimit: 10
+  selector: {matchLabels: {app: web}}
+  strategy: {rollingUpdate: {maxSurge: 25%, maxUnavailable: 25%}, type: RollingUpdate}
+  template:
+    metadata: {creationTimestamp: null, labels: {app: web}}
+    spec:
+      containers:
+      - image: nginx
+        imagePullPolicy: Always
+        name: web
+        resources: {requests: {cpu: 100m}}
+      dnsPolicy: ClusterFirst
+      restartPolicy: Always
+status: {availableReplicas: 2, observedGeneration: 3, readyReplicas: 2, replicas: 2}
+"""
+REAL_SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  clusterIP: 10.96.0.12
+  clusterIPs: [10.96.0.12]
+  internalTrafficPolicy: Cluster
+  ipFamilies: [IPv4]
+  ipFamilyPolicy: SingleStack
+  ports: [{name: http, port: 80, protocol: TCP, targetPort: 8080}]
+  selector: {app: web}
+  sessionAffinity: None
+  type: ClusterIP
+status: {loadBalancer: {}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "path"),
+    [
+        (REAL_DEPLOYMENT, ("spec",), "spec.replicaz"),
+        (REAL_DEPLOYMENT, ("spec", "template"), "spec.template.specs"),
+        (REAL_DEPLOYMENT, ("spec", "template", "spec"), "spec.template.spec.nodeSelecter"),
+        (
+            REAL_DEPLOYMENT,
+            ("spec", "template", "spec", "containers", 0),
+            "spec.template.spec.containers[0].resouces",
+        ),
+        (REAL_SERVICE, ("spec",), "spec.selectr"),
+    ],
+)
+def test_workload_kinds_are_decoded_strictly(
+    text: str, where: tuple[str | int, ...], path: str
+) -> None:
+    doc = _doc(text)
+    assert type(from_dict(doc)).__name__ == doc["kind"]
+    target: Any = doc
+    for step in where:
+        target = target[step]
+    target[path.rsplit(".", 1)[-1]] = {"x": 1}
+    with pytest.raises(ManifestError) as exc:
+        from_dict(doc, source="dump.yaml")
+    assert _messages(exc) == [f"dump.yaml: {path}: Unknown field"]

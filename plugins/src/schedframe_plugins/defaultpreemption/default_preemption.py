@@ -22,9 +22,14 @@ there are no AddPod/RemovePod extensions in play and the pod asks for plain reso
 victims are worked out by arithmetic on the snapshot, without copying the node. The
 candidates, and so the nomination and the victims, are those of the full dry run.
 
-Victims are evicted synchronously (upstream's ``SchedulerAsyncPreemption`` evicts them in a
-goroutine and blocks the preemptor in PreEnqueue meanwhile); the cluster ends up the same, so
-this plugin has no PreEnqueue and registers no events, as upstream with async preemption off.
+Victims are evicted asynchronously, as upstream with ``SchedulerAsyncPreemption`` (on by
+default): the Evaluator evicts them off the scheduling cycle, and this plugin's PreEnqueue
+keeps the preemptor out of the activeQ and the backoffQ until they are gone
+(``UnschedulableAndUnresolvable``: "waiting for the preemption for this pod to be finished").
+It registers ``Pod/Delete`` with a hint that always answers QueueSkip, so a victim's deletion
+re-runs the gate but the requeue itself is left to the plugins that rejected the pod. With
+``async_preemption=False`` the victims are evicted within PostFilter, PreEnqueue admits
+every pod and no event is registered (upstream with the gate off).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ __all__ = [
     "MSG_NO_VICTIMS",
     "MSG_PREEMPTION_POLICY_NEVER",
     "MSG_TERMINATING_POD_ON_NOMINATED_NODE",
+    "MSG_WAITING_FOR_PREEMPTION",
     "DefaultPreemption",
     "DefaultPreemptionArgs",
     "IsEligiblePodFunc",
@@ -66,6 +72,8 @@ MSG_TERMINATING_POD_ON_NOMINATED_NODE: Final = (
 )
 #: The status of a node without lower-priority pods.
 MSG_NO_VICTIMS: Final = "No preemption victims found for incoming pod"
+#: PreEnqueue's reason while the pod's victims are being evicted.
+MSG_WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
 
 _PREEMPT_NEVER: Final = "Never"
 
@@ -151,8 +159,11 @@ def _always_eligible(node_info: fw.NodeInfo, victim: fw.PodInfo, preemptor: Pod)
     return True
 
 
-class DefaultPreemption(fw.PostFilterPlugin):
+class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExtensions):
     """Preempts lower-priority pods so that an unschedulable pod fits on some node.
+
+    ``async_preemption`` (upstream's ``SchedulerAsyncPreemption`` gate, on by default) evicts
+    the victims off the scheduling cycle and gates the preemptor in PreEnqueue meanwhile.
 
     Attributes:
         evaluator: the library Evaluator doing the search and the evictions.
@@ -165,14 +176,21 @@ class DefaultPreemption(fw.PostFilterPlugin):
     name: ClassVar[str] = NAME
     args_type: ClassVar[type | None] = DefaultPreemptionArgs
 
-    def __init__(self, args: DefaultPreemptionArgs | None, handle: fw.Handle) -> None:
+    def __init__(
+        self,
+        args: DefaultPreemptionArgs | None,
+        handle: fw.Handle,
+        *,
+        async_preemption: bool = True,
+    ) -> None:
         args = args if args is not None else DefaultPreemptionArgs()
         issues = args.validate()
         if issues:
             raise errors.ConfigError(issues)
         self.args = args
         self._handle = handle
-        self.evaluator = preemption.Evaluator(NAME, handle, self)
+        self.async_preemption = async_preemption
+        self.evaluator = preemption.Evaluator(NAME, handle, self, async_preemption=async_preemption)
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
         self.more_important_pod: MoreImportantPodFunc = self._more_important_pod
         # The bound default, when a subclass did not override it: victims are then sorted by
@@ -192,6 +210,32 @@ class DefaultPreemption(fw.PostFilterPlugin):
 
     def _more_important_pod(self, pod1: Pod, pod2: Pod) -> bool:
         return preemption.more_important_pod(pod1, pod2, self.evaluator.now())
+
+    # -- PreEnqueue and its events -------------------------------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> fw.Status | None:
+        """Gate the pod while its victims are being evicted (upstream ``PreEnqueue``)."""
+        if self.async_preemption and self.evaluator.is_pod_running_preemption(pod.uid):
+            return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_WAITING_FOR_PREEMPTION)
+        return None
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """``Pod/Delete`` (a victim went), hinted QueueSkip; nothing without async preemption."""
+        if not self.async_preemption:
+            return ()
+        return (
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.EventResource.POD, fw.ActionType.DELETE),
+                self.is_pod_schedulable_after_pod_deletion,
+            ),
+        )
+
+    def is_pod_schedulable_after_pod_deletion(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Always QueueSkip: the plugins whose rejection preemption resolves decide the
+        requeue (upstream ``isPodSchedulableAfterPodDeletion``)."""
+        return fw.QueueingHint.QUEUE_SKIP
 
     # -- PostFilter --------------------------------------------------------------------------
 

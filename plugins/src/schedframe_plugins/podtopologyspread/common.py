@@ -137,27 +137,77 @@ def filter_topology_spread_constraints(
     return result
 
 
-def default_selector(pod: Pod) -> LabelSelector:
+# The owner kinds whose selector default spreading adds (upstream rcKind, rsKind, ssKind).
+_OWNER_KINDS: Final = {
+    ("", "v1", "ReplicationController"),
+    ("apps", "v1", "ReplicaSet"),
+    ("apps", "v1", "StatefulSet"),
+}
+
+
+def _as_requirements(selector: LabelSelector) -> tuple[LabelSelectorRequirement, ...]:
+    # metav1.LabelSelectorAsSelector: every matchLabels pair is an In requirement.
+    pairs = tuple(
+        LabelSelectorRequirement(key=k, operator="In", values=(v,))
+        for k, v in selector.match_labels.items()
+    )
+    return pairs + selector.match_expressions
+
+
+def default_selector(pod: Pod, lister: fw.WorkloadLister) -> LabelSelector:
     """The selector default constraints use for ``pod`` (upstream ``helper.DefaultSelector``).
 
-    Upstream merges the selectors of the Services, ReplicationControllers, ReplicaSets and
-    StatefulSets that own or select the pod. schedframe does not model those objects yet, so
-    the selector is always empty, and an empty selector makes the default constraints skipped,
-    exactly as upstream skips them for a pod no such object selects.
+    The label sets of the pod's namespace's Services whose selector matches the pod (a
+    Service without a selector matches none), merged; then, when the pod's controller is a
+    ReplicationController, its selector merged in as well, or when it is a ReplicaSet or
+    StatefulSet, that object's selector's requirements added. An owner that is missing from
+    the lister, or of another kind, adds nothing.
     """
-    return LabelSelector()
+    labels: dict[str, str] = {}
+    pod_labels = pod.labels
+    for service in lister.services(pod.namespace):
+        wanted = service.selector
+        if wanted is None:
+            continue
+        if all(pod_labels.get(k) == v for k, v in wanted.items()):
+            labels.update(wanted)
+    owner = pod.metadata.controller_ref
+    if owner is None:
+        return LabelSelector(match_labels=labels)
+    group, _, version = owner.api_version.rpartition("/")
+    if (group, version, owner.kind) not in _OWNER_KINDS:
+        return LabelSelector(match_labels=labels)
+    namespace = pod.namespace
+    if owner.kind == "ReplicationController":
+        rc = lister.replication_controller(namespace, owner.name)
+        if rc is not None:
+            labels.update(rc.selector)
+        return LabelSelector(match_labels=labels)
+    found = (
+        lister.replica_set(namespace, owner.name)
+        if owner.kind == "ReplicaSet"
+        else lister.stateful_set(namespace, owner.name)
+    )
+    if found is None:
+        return LabelSelector(match_labels=labels)
+    return LabelSelector(match_labels=labels, match_expressions=_as_requirements(found.selector))
 
 
 def build_default_constraints(
-    default_constraints: Sequence[TopologySpreadConstraint], pod: Pod, action: str
+    default_constraints: Sequence[TopologySpreadConstraint],
+    pod: Pod,
+    action: str,
+    lister: fw.WorkloadLister,
 ) -> list[SpreadConstraint]:
-    """Default constraints for a pod without its own (upstream ``buildDefaultConstraints``)."""
-    # Upstream resolves the constraints first; both steps are pure, and an empty selector
-    # (always, for now: see default_selector) makes the answer empty whatever they are.
-    selector = default_selector(pod)
+    """Default constraints for a pod without its own (upstream ``buildDefaultConstraints``):
+    those of ``action``, each with the pod's :func:`default_selector`; none when that
+    selector is empty."""
+    constraints = filter_topology_spread_constraints(default_constraints, pod.labels, action)
+    if not constraints:
+        return []
+    selector = default_selector(pod, lister)
     if selector.is_empty:
         return []
-    constraints = filter_topology_spread_constraints(default_constraints, pod.labels, action)
     return [attrs.evolve(c, selector=selector) for c in constraints]
 
 

@@ -92,8 +92,9 @@ class PodTopologySpreadArgs:
     ``default_constraints`` (``defaultConstraints``) apply to pods without constraints of
     their own when ``defaulting_type`` (``defaultingType``) is ``List``; with ``System`` (the
     default) the built-in :data:`SYSTEM_DEFAULT_CONSTRAINTS` apply instead. Default
-    constraints take their selector from the pod's owning workload objects, which schedframe
-    does not model yet: they therefore select nothing and are skipped (see
+    constraints take their selector from the Services, ReplicationControllers, ReplicaSets
+    and StatefulSets that select or own the pod, read through the Handle's
+    ``workload_lister()``; a pod none of them selects gets no default constraint (see
     :func:`~schedframe_plugins.podtopologyspread.common.default_selector`).
     """
 
@@ -236,7 +237,9 @@ class PodTopologySpread(
         own = pod.spec.topology_spread_constraints
         if own:
             return filter_topology_spread_constraints(own, pod.labels, action)
-        return build_default_constraints(self._default_constraints, pod, action)
+        return build_default_constraints(
+            self._default_constraints, pod, action, self._handle.workload_lister()
+        )
 
     def get_constraints(self, pod: Pod) -> list[SpreadConstraint]:
         """The pod's hard constraints, or the hard default ones (upstream ``getConstraints``)."""

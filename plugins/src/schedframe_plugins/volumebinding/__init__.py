@@ -160,6 +160,18 @@ class VolumeBinding(
     def unreserve(self, state: fw.CycleState, pod: Pod, node_name: str) -> None:
         """Nothing was assumed, so nothing to revert."""
 
+    def pre_bind_pre_flight(
+        self, state: fw.CycleState, pod: Pod, node_name: str
+    ) -> fw.Status | None:
+        """Skip when every volume is bound: PreBind has nothing to do (upstream
+        ``PreBindPreFlight``)."""
+        s = state.get(_STATE)
+        if s is None:
+            return fw.Status(fw.Code.ERROR, "not found")
+        if s.all_bound:
+            return fw.Status(fw.Code.SKIP)
+        return None
+
     def pre_bind(self, state: fw.CycleState, pod: Pod, node_name: str) -> fw.Status | None:
         """Nothing to bind when every volume is bound."""
         s = state.get(_STATE)

@@ -37,7 +37,8 @@ log = logging.getLogger("schedframe.backends.kubernetes")
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 
 # Objects as the API server serves them: it has checked fields and validated them, possibly
-# for a newer API than this library knows (kube-scheduler's informers decode so too).
+# for a newer API than this library knows (kube-scheduler's informers decode so too). Items of
+# a list response carry no kind; the collection says what they are.
 _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
     "Namespace": ("/api/v1/namespaces", server_decoder("Namespace")),
     "Node": ("/api/v1/nodes", server_decoder("Node")),
@@ -45,6 +46,14 @@ _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
         "/apis/policy/v1/poddisruptionbudgets",
         server_decoder("PodDisruptionBudget"),
     ),
+    # What default spreading reads (kube-scheduler's informer factory watches them too).
+    "Service": ("/api/v1/services", server_decoder("Service")),
+    "ReplicationController": (
+        "/api/v1/replicationcontrollers",
+        server_decoder("ReplicationController"),
+    ),
+    "ReplicaSet": ("/apis/apps/v1/replicasets", server_decoder("ReplicaSet")),
+    "StatefulSet": ("/apis/apps/v1/statefulsets", server_decoder("StatefulSet")),
     "Pod": ("/api/v1/pods", server_decoder("Pod")),
 }
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
@@ -147,8 +156,10 @@ class _Subscription:
 class KubernetesBackend:
     """A real cluster as a schedframe :class:`~schedframe.backends.Backend`.
 
-    The Lister side is one :class:`Reflector` per kind (namespaces, nodes,
-    PodDisruptionBudgets, and pods other than Succeeded/Failed ones), each keeping a local store
+    The Lister side is one :class:`Reflector` per kind of :data:`~schedframe.backends.KINDS`
+    (namespaces, nodes, PodDisruptionBudgets, the Services, ReplicationControllers,
+    ReplicaSets and StatefulSets default spreading reads, and pods other than Succeeded/Failed
+    ones), each keeping a local store
     that :meth:`list` reads and :meth:`subscribe` streams, exactly like
     :class:`~schedframe.backends.MemoryBackend`. The Binder side calls the API server:
     ``pods/{name}/binding``, ``pods/{name}/status`` (strategic merge), pod deletion and
@@ -282,7 +293,7 @@ class KubernetesBackend:
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self, timeout: float | None = 60.0, *, stop: threading.Event | None = None) -> None:
-        """List every kind (namespaces, nodes, budgets, then pods), deliver them, then start
+        """List every kind (in :data:`KINDS` order, pods last), deliver them, then start
         the watches. Blocks until the first lists are done (client-go ``WaitForCacheSync``).
 
         Args:
@@ -388,14 +399,14 @@ class KubernetesBackend:
         reflector = self.reflectors.get(kind)
         if reflector is None:
             raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-        if kind in ("Pod", "PodDisruptionBudget"):
+        if kind not in ("Namespace", "Node"):
             namespace = namespace or "default"
         else:
             namespace = ""
         return reflector.get(namespace, name)
 
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
-        """Replay every stored object as ``ADDED`` (namespaces, nodes, budgets, pods), then
+        """Replay every stored object as ``ADDED`` (in :data:`KINDS` order, pods last), then
         deliver each later change once, in the order the reflectors applied them."""
         with self._lock:
             subscription = _Subscription(self, callback)

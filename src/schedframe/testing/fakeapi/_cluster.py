@@ -89,6 +89,10 @@ RESOURCES: Final[dict[str, Resource]] = {
         Resource("nodes", "", "v1", "Node", False, True),
         Resource("namespaces", "", "v1", "Namespace", False, True),
         Resource("poddisruptionbudgets", "policy", "v1", "PodDisruptionBudget", True, True),
+        Resource("services", "", "v1", "Service", True, True),
+        Resource("replicationcontrollers", "", "v1", "ReplicationController", True, True),
+        Resource("replicasets", "apps", "v1", "ReplicaSet", True, True),
+        Resource("statefulsets", "apps", "v1", "StatefulSet", True, True),
         Resource("events", "events.k8s.io", "v1", "Event", True),
         Resource("leases", "coordination.k8s.io", "v1", "Lease", True),
     )
