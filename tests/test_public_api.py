@@ -14,6 +14,7 @@ PUBLIC_MODULES = [
     "schedframe.objects",
     "schedframe.objects.validation",
     "schedframe.config",
+    "schedframe.features",
     "schedframe.runtime",
     "schedframe.hooks",
     "schedframe.cache",

@@ -45,6 +45,7 @@ INVALID_ARGS: Mapping[str, Sequence[Mapping[str, object]]] = {
         },
     ],
     "InterPodAffinity": [{"hardPodAffinityWeight": 101}],
+    "DynamicResources": [{"filterTimeout": "-1s"}],
     "NodeAffinity": [
         {
             "addedAffinity": {

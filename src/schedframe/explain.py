@@ -441,6 +441,7 @@ def _build_framework(
         binder=binder,
         event_recorder=_NullRecorder(),
         parallelism=cfg.parallelism,
+        features=cfg.feature_gates,
     )
 
 

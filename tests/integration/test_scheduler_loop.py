@@ -548,7 +548,9 @@ def test_post_filter_nomination_is_honoured() -> None:
     gate = "0/2 nodes are available: 2 gate closed."
     assert messages == {
         "nominated": gate,
-        "plain": gate + " preemption: not helpful",  # upstream adds no period after PostFilter
+        # Upstream adds no period after PostFilter; DynamicResources (default profile) speaks
+        # first among the PostFilter plugins.
+        "plain": gate + " no new claims to deallocate, preemption: not helpful",
     }
     pod = backend.get("Pod", "nominated")
     assert isinstance(pod, Pod)

@@ -32,6 +32,9 @@ from schedframe.scheduler._schedule_one import Algorithm, SchedulingStatusError
 from schedframe.testing import strategies as sst
 from schedframe.testing.builders import NodeWrapper
 from schedframe_plugins.noderesources.balanced_allocation import (
+    balanced_change_columns_kernel,
+    balanced_change_cpu_memory_kernel,
+    balanced_change_scorer,
     balanced_columns_kernel,
     balanced_cpu_memory_kernel,
 )
@@ -369,6 +372,17 @@ def test_columns_kernels_match_the_per_node_kernels(
     )
     if balanced is not None:
         assert balanced.tolist() == balanced_cpu_memory_kernel(infos, cpu, memory, use_requested)
+    change = balanced_change_columns_kernel(columns, rows, cpu, memory, use_requested)
+    if change is not None:
+        per_node = balanced_change_cpu_memory_kernel(infos, cpu, memory, use_requested)
+        assert change.tolist() == per_node
+        plain = ResourceAllocationScorer(
+            "BalancedAllocation",
+            balanced_change_scorer,
+            (ResourceSpec(name="cpu"), ResourceSpec(name="memory")),
+            use_requested=use_requested,
+        )
+        assert per_node == [plain.score(info, [cpu, memory]) for info in infos]
 
 
 def test_empty_snapshot_has_empty_columns() -> None:

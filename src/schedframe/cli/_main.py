@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from schedframe._cli_gates import gate_options
 from schedframe.errors import SchedframeError
 
 if TYPE_CHECKING:
@@ -191,9 +192,11 @@ def _load_workload(paths: Sequence[str]) -> Workload:
 
 
 def _load_config(path: str | None) -> KubeSchedulerConfiguration:
+    from schedframe._cli_gates import gate_settings
     from schedframe.config import load_config
 
-    return load_config(path)
+    feature_gates, emulated_version = gate_settings()
+    return load_config(path, feature_gates=feature_gates, emulated_version=emulated_version)
 
 
 def _find_pod(spec: str, candidates: Sequence[Pod]) -> Pod:
@@ -305,6 +308,7 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     help="Show progress on stderr once a run takes more than a second.",
 )
 @_validate_option
+@gate_options
 @_common
 @_errors
 def simulate(
@@ -443,6 +447,7 @@ def simulate(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
 @_validate_option
+@gate_options
 @_common
 @_errors
 def explain(
@@ -610,7 +615,9 @@ def defaulted_config(
     profiles = doc["profiles"]
     assert isinstance(profiles, list)
     for index, profile in enumerate(config.profiles):
-        fwk = Framework.from_profile(profile, reg, index=index, source=source)
+        fwk = Framework.from_profile(
+            profile, reg, index=index, source=source, features=config.feature_gates
+        )
         entries: list[dict[str, object]] = []
 
         def entry(name: str, args: object) -> dict[str, object]:
@@ -640,6 +647,7 @@ def defaulted_config(
 
 @cli.command("config")
 @click.argument("file", required=False)
+@gate_options
 @_common
 @_errors
 def config_command(file: str | None) -> None:

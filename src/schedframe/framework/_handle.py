@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from schedframe.features import FeatureGates
     from schedframe.framework._cycle_state import CycleState
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
@@ -275,6 +276,17 @@ class Handle(PluginsRunner, Protocol):
     @property
     def parallelism(self) -> int:
         """The configured ``parallelism`` (kept for parity; the loop itself is serial)."""
+        ...
+
+    @property
+    def features(self) -> FeatureGates:
+        """The feature gates and emulated version of this scheduler.
+
+        Upstream hands plugin factories a ``feature.Features`` struct; a plugin reads a gate
+        with ``handle.features.enabled("SidecarContainers")``, once, in its constructor.
+
+        .. versionadded:: 0.2
+        """
         ...
 
     def snapshot_shared_lister(self) -> SharedLister:

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["Code", "Status"]
+__all__ = ["Code", "Status", "StatusError"]
 
 
 class Code(enum.IntEnum):
@@ -201,3 +201,26 @@ class Status:
 def codes_of(statuses: Iterable[Status | None]) -> list[Code]:
     """The codes of ``statuses``, ``None`` read as success (handy in tests)."""
     return [Code.SUCCESS if s is None else s.code for s in statuses]
+
+
+class StatusError(Exception):
+    """Raised by a plugin method that returns a value (``score``) to fail with a Status.
+
+    Upstream's ``Score`` returns ``(int64, *Status)``; a schedframe ``score`` returns an
+    ``int``, so a plugin that must fail raises this instead, and the framework reports exactly
+    the status's message, as upstream does::
+
+        raise fw.StatusError(fw.Status(fw.Code.ERROR, f"node {name!r} has no zone label"))
+
+    gives ``running Score plugins: plugin "MyScore" failed with: node 'n1' has no zone label``.
+    Any other exception is reported with its own text (``str(exc)``). Raised from another
+    extension point, the status's message is used likewise.
+
+    .. versionadded:: 0.2
+    """
+
+    def __init__(self, status: Status) -> None:
+        if status.is_success():
+            raise ValueError("StatusError needs a non-success status")
+        super().__init__(status.message() or str(status.code))
+        self.status = status

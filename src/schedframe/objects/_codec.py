@@ -638,6 +638,9 @@ def _container(r: _Reader, d: _Dict, path: str) -> Container:
         limits=limits,
         ports=tuple(ports),
         restart_policy=r.opt_text(d, "restartPolicy", path),
+        restart_policy_rules=tuple(
+            r.text(rule, "action", p) for rule, p in r.items(d, "restartPolicyRules", path)
+        ),
     )
 
 
@@ -847,6 +850,8 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         host_network=r.flag(d, "hostNetwork", path),
         termination_grace_period_seconds=r.opt_integer(d, "terminationGracePeriodSeconds", path),
         volumes=tuple(volumes),
+        resource_claims=tuple(r.text(c, "name", p) for c, p in r.items(d, "resourceClaims", path)),
+        host_users=None if d.get("hostUsers") is None else r.flag(d, "hostUsers", path),
     )
     if pod_resources is not None:
         _default_pod_requests(spec, *pod_resources)
@@ -1133,6 +1138,7 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
             ContainerImage(names=r.texts(i, "names", p), size_bytes=r.integer(i, "sizeBytes", p))
             for i, p in r.items(s, "images", path)
         ),
+        declared_features=r.texts(s, "declaredFeatures", path),
     )
     return Node(metadata=meta, spec=spec, status=status)
 
@@ -1698,6 +1704,7 @@ def _container_out(c: Container) -> dict[str, object]:
     _put(out, "ports", ports)
     if c.restart_policy is not None:
         out["restartPolicy"] = c.restart_policy
+    _put(out, "restartPolicyRules", [{"action": a} for a in c.restart_policy_rules])
     return out
 
 
@@ -1764,6 +1771,9 @@ def _pod_out(pod: Pod) -> dict[str, object]:
             volume["persistentVolumeClaim"] = {"claimName": v.persistent_volume_claim}
         volumes.append(volume)
     _put(spec, "volumes", volumes)
+    _put(spec, "resourceClaims", [{"name": c} for c in s.resource_claims])
+    if s.host_users is not None:
+        spec["hostUsers"] = s.host_users
     st = pod.status
     status: dict[str, object] = {"phase": st.phase}
     _put(status, "nominatedNodeName", st.nominated_node_name)
@@ -1816,6 +1826,7 @@ def _node_out(node: Node) -> dict[str, object]:
         "images",
         [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in st.images],
     )
+    _put(status, "declaredFeatures", list(st.declared_features))
     return {
         "apiVersion": "v1",
         "kind": "Node",

@@ -169,7 +169,6 @@ NODE_STATUS: Final = (
     "config",
     "runtimeHandlers",
     "features",
-    "declaredFeatures",
 )
 
 #: ``v1.NodeCondition`` fields the scheduler does not read.

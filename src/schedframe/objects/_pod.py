@@ -82,6 +82,8 @@ class Container:
     limits: ResourceList = attrs.field(factory=dict, hash=False)
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str | None = None
+    #: The ``action`` of each ``restartPolicyRules`` entry (exit-code matching not modelled).
+    restart_policy_rules: tuple[str, ...] = ()
 
     @property
     def is_restartable_init(self) -> bool:
@@ -257,6 +259,11 @@ class PodSpec:
     host_network: bool = False
     termination_grace_period_seconds: int | None = None
     volumes: tuple[Volume, ...] = ()
+    #: ``spec.resourceClaims[].name``: DRA claims, which schedframe does not model (the
+    #: DynamicResources plugin rejects such a pod loudly).
+    resource_claims: tuple[str, ...] = ()
+    #: ``spec.hostUsers``: ``False`` runs the pod in a user namespace; ``None`` when unset.
+    host_users: bool | None = None
 
 
 @attrs.frozen(kw_only=True)

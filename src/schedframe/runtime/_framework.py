@@ -28,6 +28,7 @@ from schedframe.errors import (
     FieldIssue,
     PluginError,
 )
+from schedframe.features import FeatureGates
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
@@ -166,9 +167,18 @@ def _as_error(prefix: str, status: Status, plugin: str) -> Status:
     return Status(Code.ERROR, message, error=_wrapped(message, err), plugin=plugin)
 
 
-def _raised(prefix: str, exc: BaseException, plugin: str) -> Status:
+def _raised(prefix: str, exc: BaseException, plugin: str, *, typed: bool = True) -> Status:
+    """An Error status for a plugin that raised. A :class:`~schedframe.framework.StatusError`
+    speaks with its status's message; any other exception with its text, prefixed by its type
+    unless ``typed`` is false (Score, whose upstream message is the plugin's own)."""
     log.debug("plugin %s raised", plugin, exc_info=exc)
-    message = f"{prefix}: {_failure_text(exc)}"
+    if isinstance(exc, fw.StatusError):
+        text = exc.status.message() or str(exc.status.code)
+    elif typed:
+        text = _failure_text(exc)
+    else:
+        text = str(exc) or type(exc).__name__
+    message = f"{prefix}: {text}"
     return Status(Code.ERROR, message, error=_wrapped(message, exc), plugin=plugin)
 
 
@@ -399,6 +409,8 @@ class Framework:
         percentage_of_nodes_to_score: int | None = None,
         async_runner: Callable[[Callable[[], None]], None] | None = None,
         pod_lister: Callable[[str, str], Pod | None] | None = None,
+
+        features: FeatureGates | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
 
@@ -419,6 +431,7 @@ class Framework:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._parallelism = parallelism
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._features = features if features is not None else FeatureGates()
 
         self.plugins: dict[str, fw.Plugin] = {}
         self.pre_enqueue_plugins: list[fw.PreEnqueuePlugin] = []
@@ -717,6 +730,60 @@ class Framework:
             )
             for p in self.score_plugins
         )
+        self._compute_batchable_plugins()
+
+    def _compute_batchable_plugins(self) -> None:
+        """Upstream ``computeBatchablePlugins``: signatures are on only when the
+        OpportunisticBatching gate is and every PreFilter, Filter, PreScore and Score plugin
+        signs (each plugin once, in that order)."""
+        signers: dict[str, fw.SignPlugin] = {}
+        unsigned: list[str] = []
+        for plugin in (
+            *self.pre_filter_plugins,
+            *self.filter_plugins,
+            *self.pre_score_plugins,
+            *self.score_plugins,
+        ):
+            if plugin.name in signers or plugin.name in unsigned:
+                continue
+            if _implements(plugin, fw.SignPlugin):
+                signers[plugin.name] = cast("fw.SignPlugin", plugin)
+            else:
+                unsigned.append(plugin.name)
+        self._signers: tuple[fw.SignPlugin, ...] = tuple(signers.values())
+        self.unsigned_plugins: tuple[str, ...] = tuple(unsigned)
+        self.signatures_enabled = self._features.enabled("OpportunisticBatching") and not unsigned
+
+    def sign_pod(self, pod: Pod) -> bytes | None:
+        """The pod's signature, or ``None`` when it cannot be compared with others.
+
+        Upstream ``frameworkImpl.SignPod``: the scheduler name plus every signing plugin's
+        fragments (a key given twice is kept once), as JSON with sorted keys. ``None`` when
+        signatures are off for the profile (:attr:`signatures_enabled`), a plugin refuses to
+        sign (an Error is logged), a plugin raises, or a value is not JSON.
+        """
+        import json
+
+        if not self.signatures_enabled:
+            return None
+        signature: dict[str, object] = {fw.SCHEDULER_NAME_SIGNER_NAME: pod.spec.scheduler_name}
+        for plugin in self._signers:
+            try:
+                fragments, status = plugin.sign_pod(pod)
+            except Exception:
+                log.exception("SignPod failed for plugin %s", plugin.name)
+                return None
+            if status is not None and not status.is_success():
+                if status.code is Code.ERROR:
+                    log.error("SignPod failed for plugin %s: %s", plugin.name, status.message())
+                return None
+            for fragment in fragments:
+                signature[fragment.key] = fragment.value
+        try:
+            return json.dumps(signature, sort_keys=True, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as exc:
+            log.error("SignPod failed to marshal signature object: %s", exc)
+            return None
 
     def close(self) -> None:
         """Close every plugin that has a ``close()`` method; failures are logged, not raised."""
@@ -803,6 +870,11 @@ class Framework:
     def rng(self) -> random.Random:
         """The scheduler's random source."""
         return self._rng
+
+    @property
+    def features(self) -> FeatureGates:
+        """The feature gates this profile runs with (upstream ``feature.Features``)."""
+        return self._features
 
     @property
     def parallelism(self) -> int:
@@ -1445,7 +1517,10 @@ class Framework:
                         scores = [score_fn(state, pod, ni) for ni in nodes]
                 except Exception as exc:
                     return None, _raised(
-                        f'running Score plugins: plugin "{name}" failed with', exc, name
+                        f'running Score plugins: plugin "{name}" failed with',
+                        exc,
+                        name,
+                        typed=False,
                     )
                 raw = list(scores) if keep_raw else None
                 if normalize_fn is not None:
@@ -1457,6 +1532,7 @@ class Framework:
                             f'running Normalize on Score plugins: plugin "{name}" failed with',
                             exc,
                             name,
+                            typed=False,
                         )
                     if status is not None and not status.is_success():
                         return None, _as_error(

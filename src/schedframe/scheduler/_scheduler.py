@@ -225,6 +225,8 @@ class Scheduler:
                 parallelism=config.parallelism,
                 async_runner=self._run_async,
                 pod_lister=self.pod_store.get,
+
+                features=config.feature_gates,
             )
 
         self.queue: QueueLike = cast(
@@ -235,6 +237,8 @@ class Scheduler:
                 pod_initial_backoff=float(config.pod_initial_backoff_seconds),
                 pod_max_backoff=float(config.pod_max_backoff_seconds),
                 queueing_hints=queueing_hints,
+
+                pop_from_backoff_q=config.feature_gates.enabled("SchedulerPopFromBackoffQ"),
             ),
         )
         self._nominator.queue = self.queue

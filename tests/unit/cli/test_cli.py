@@ -403,6 +403,76 @@ def test_progress_prints_lines_elsewhere() -> None:
     assert len(stream.getvalue().splitlines()) == 2
 
 
+def test_config_emulated_version_and_feature_gates_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "config", "--emulated-version", "1.34")
+    assert code == 0
+    names = [
+        p["name"] for p in yaml.safe_load(out)["profiles"][0]["plugins"]["multiPoint"]["enabled"]
+    ]
+    assert "NodeDeclaredFeatures" not in names and "DynamicResources" in names
+    code, out, _ = run(
+        capsys,
+        "config",
+        "--emulated-version",
+        "1.35",
+        "--feature-gates",
+        "NodeDeclaredFeatures=true",
+    )
+    assert code == 0
+    doc = yaml.safe_load(out)
+    assert doc["emulatedVersion"] == "1.35"
+    assert doc["featureGates"] == {"NodeDeclaredFeatures": True}
+    assert doc["profiles"][0]["plugins"]["multiPoint"]["enabled"][-1] == {
+        "name": "NodeDeclaredFeatures"
+    }
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--feature-gates", "Bogus=true"],
+            "error: --feature-gates.Bogus: Invalid value: unrecognized feature gate: Bogus",
+        ),
+        (
+            ["--feature-gates", "SchedulerQueueingHints=false"],
+            "error: --feature-gates.SchedulerQueueingHints: Invalid value: cannot set feature "
+            "gate SchedulerQueueingHints to false, feature is locked to true",
+        ),
+        (
+            ["--emulated-version", "1.20"],
+            'error: --emulated-version: Unsupported value: "1.20": supported values: "1.34", '
+            '"1.35", "1.36"',
+        ),
+        (
+            ["--feature-gates", "PodLevelResources"],
+            'error: --feature-gates: Invalid value: "PodLevelResources": missing bool value for '
+            "PodLevelResources",
+        ),
+    ],
+)
+def test_bad_gate_flags_are_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "config", *flags)
+    assert code == EXIT_BAD_INPUT
+    assert err.strip() == message
+
+
+def test_bad_gate_in_the_config_file_names_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "gates.yaml"
+    path.write_text(CONFIG_HEAD + "featureGates: {Bogus: true}\n")
+    code, _, err = run(capsys, "config", str(path))
+    assert code == EXIT_BAD_INPUT
+    assert err.strip() == (
+        f"error: {path}: featureGates.Bogus: Invalid value: unrecognized feature gate: Bogus"
+    )
+
+
 def test_a_cluster_dump_on_stdin_reports_each_skipped_kind(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -444,3 +514,13 @@ def test_explain_a_system_cluster_critical_pod_shows_its_preemption(
         "PostFilter (dry run, nothing evicted): Success; would nominate n1 and evict apps/low"
         in out
     )
+
+
+def test_run_refuses_a_bad_gate_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["run", "--feature-gates", "Bogus=true"])
+    except SystemExit as exc:  # the run command exits itself
+        code = int(exc.code or 0)
+    _, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT
+    assert "--feature-gates.Bogus: Invalid value: unrecognized feature gate: Bogus" in err
