@@ -103,6 +103,7 @@ CASES = [
         [node("node1", 4000, 10000), node("node2", 6000, 10000)],
         [],
         [87, 100],
+        [68, 75],
         id="pod-level requests, differently sized nodes",
     ),
     pytest.param(
@@ -110,6 +111,7 @@ CASES = [
         [node("node1", 4000, 10000), node("node2", 6000, 10000)],
         [],
         [87, 100],
+        [68, 75],
         id="pod-level cpu request, container memory request",
     ),
     pytest.param(
@@ -122,6 +124,7 @@ CASES = [
             ),
         ],
         [82, 95],
+        [73, 74],
         id="a scheduled pod's pod-level requests count on its node",
     ),
 ]

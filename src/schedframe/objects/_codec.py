@@ -639,7 +639,8 @@ def _container(r: _Reader, d: _Dict, path: str) -> Container:
         ports=tuple(ports),
         restart_policy=r.opt_text(d, "restartPolicy", path),
         restart_policy_rules=tuple(
-            r.text(rule, "action", p) for rule, p in r.items(d, "restartPolicyRules", path)
+            _known(r, rule, p, _fields.CONTAINER_RESTART_RULE) and r.text(rule, "action", p)
+            for rule, p in r.items(d, "restartPolicyRules", path)
         ),
     )
 
@@ -850,7 +851,10 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         host_network=r.flag(d, "hostNetwork", path),
         termination_grace_period_seconds=r.opt_integer(d, "terminationGracePeriodSeconds", path),
         volumes=tuple(volumes),
-        resource_claims=tuple(r.text(c, "name", p) for c, p in r.items(d, "resourceClaims", path)),
+        resource_claims=tuple(
+            _known(r, c, p, _fields.POD_RESOURCE_CLAIM) and r.text(c, "name", p)
+            for c, p in r.items(d, "resourceClaims", path)
+        ),
         host_users=None if d.get("hostUsers") is None else r.flag(d, "hostUsers", path),
     )
     if pod_resources is not None:

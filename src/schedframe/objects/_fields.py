@@ -85,6 +85,12 @@ CONTAINER: Final = (
     "tty",
 )
 
+#: ``v1.ContainerRestartRule`` fields the scheduler does not read.
+CONTAINER_RESTART_RULE: Final = ("exitCodes",)
+
+#: ``v1.PodResourceClaim`` fields the scheduler does not read (only ``name``).
+POD_RESOURCE_CLAIM: Final = ("resourceClaimName", "resourceClaimTemplateName")
+
 #: ``v1.ResourceRequirements`` fields the scheduler does not read.
 RESOURCE_REQUIREMENTS: Final = ("claims",)
 
