@@ -138,10 +138,19 @@ class EventSink:
             self._thread = threading.Thread(target=self._run, name="schedframe-events", daemon=True)
             self._thread.start()
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued (for up to ``timeout`` seconds), then stop; later events
-        are dropped."""
+    def close(self, timeout: float = 5.0, *, flush: bool = True) -> None:
+        """Write what is queued (for up to ``timeout`` seconds; nothing when ``flush`` is
+        false), then stop; later events are dropped."""
         self._closed = True
+        if not flush:
+            self._stop.set()
+            while True:
+                try:
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                self.counts["dropped"] += 1
+            timeout = min(timeout, 0.1)  # a write in flight may finish without us
         thread = self._thread
         if thread is None:
             return

@@ -173,6 +173,15 @@ class Reflector:
         Raises:
             ApiError, TransportError: the list failed.
         """
+        self.apply_list(*self.fetch_list())
+
+    def fetch_list(self) -> tuple[list[Any], str]:
+        """The list request of :meth:`list_and_replace` (its items and revision), without
+        touching the store: the backend fetches every kind at once, then applies them in order.
+
+        Raises:
+            ApiError, TransportError: the list failed.
+        """
         if self._last_rv_unavailable:
             rv = ""
         elif not self._last_rv:
@@ -194,7 +203,11 @@ class Reflector:
             raise TransportError(f"GET {self.path}: the list is not a JSON object")
         list_rv = str(_meta(body).get("resourceVersion") or "")
         items = body.get("items") or []
-        self._replace(items if isinstance(items, list) else [], list_rv)
+        return (items if isinstance(items, list) else []), list_rv
+
+    def apply_list(self, items: list[Any], list_rv: str) -> None:
+        """Replace the store with a list fetched by :meth:`fetch_list`."""
+        self._replace(items, list_rv)
         self._last_rv_unavailable = False
         self.stats.lists += 1
         self._synced.set()
