@@ -1,0 +1,134 @@
+"""The fake API server's failure modes that break leadership (a Lease rewritten by another
+holder, a renew that times out, an API server that stops), and what the elector does."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from schedframe.backends.kubernetes import ApiTransport, LeaderElectionLost, LeaderElector
+from schedframe.backends.kubernetes._transport import TransportError
+from schedframe.testing.fakeapi import FakeAPIServer
+
+#: Generous bound for waits on a loaded machine; no test here measures speed.
+WAIT = 30.0
+
+
+def elector(transport: ApiTransport, identity: str = "a", **kw: float) -> LeaderElector:
+    kwargs: dict[str, float] = {"lease_duration": 3.0, "renew_deadline": 1.5, "retry_period": 0.2}
+    kwargs.update(kw)
+    return LeaderElector(
+        transport,
+        namespace="kube-system",
+        name="schedframe",
+        identity=identity,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def renewing(e: LeaderElector) -> tuple[threading.Event, list[LeaderElectionLost]]:
+    lost: list[LeaderElectionLost] = []
+    done = threading.Event()
+
+    def on_lost(exc: LeaderElectionLost) -> None:
+        lost.append(exc)
+        done.set()
+
+    e.start_renewing(on_lost)
+    return done, lost
+
+
+def test_steal_lease_rewrites_holder_and_transitions(
+    fake: FakeAPIServer, transport: ApiTransport
+) -> None:
+    a = elector(transport)
+    assert a.try_acquire_or_renew()
+    stolen = fake.steal_lease("schedframe", holder="b", lease_duration_seconds=7)
+    spec = stolen["spec"]
+    assert spec["holderIdentity"] == "b"
+    assert spec["leaseTransitions"] == 1
+    assert spec["leaseDurationSeconds"] == 7
+    assert spec["acquireTime"] == spec["renewTime"]
+
+
+def test_a_lease_rewritten_by_another_holder_is_lost_at_once(
+    fake: FakeAPIServer, transport: ApiTransport
+) -> None:
+    a = elector(transport, renew_deadline=8.0, lease_duration=10.0)
+    assert a.acquire(timeout=WAIT)
+    assert a.leading()
+    done, lost = renewing(a)
+    fake.steal_lease("schedframe", holder="intruder")
+    stolen_at = time.monotonic()
+    assert done.wait(WAIT)
+    # Noticed at a renewal (every 0.2 s), not by giving up at the renew deadline (8 s).
+    assert time.monotonic() - stolen_at < 8.0
+    assert "held by intruder" in str(lost[0])
+    assert not a.leading() and not a.is_leader() and a.lost
+    a.stop()
+    assert fake.get("Lease", "schedframe", "kube-system")["spec"]["holderIdentity"] == "intruder"
+
+
+def test_a_renew_that_times_out_loses_the_lease_by_the_deadline(
+    fake: FakeAPIServer, transport: ApiTransport
+) -> None:
+    a = elector(transport)
+    assert a.acquire(timeout=WAIT)
+    done, lost = renewing(a)
+    fake.delay_requests(60.0, times=None, path="/leases")
+    hung_at = time.monotonic()
+    assert done.wait(WAIT)
+    assert "within 1.5s" in str(lost[0])
+    # The hung requests were given up at the renew deadline, not after the 60 s delay.
+    assert time.monotonic() - hung_at < 10.0
+    assert not a.leading() and not a.is_leader()
+    a.stop()
+
+
+def test_an_api_server_stopped_past_the_renew_deadline(
+    fake: FakeAPIServer, transport: ApiTransport
+) -> None:
+    a = elector(transport, lease_duration=6.0)
+    assert a.acquire(timeout=WAIT)
+    done, _ = renewing(a)
+    fake.outage(8.0)
+    stopped_at = time.monotonic()
+    # The fence closes on this replica's clock at the latest renew_deadline after the last
+    # renewal, before a standby could take over (lease_duration without a change).
+    while a.leading():
+        time.sleep(0.01)
+    assert time.monotonic() - stopped_at < 6.0
+    assert done.wait(WAIT)
+    a.stop()
+
+
+def test_delay_requests_holds_only_matching_requests(
+    fake: FakeAPIServer, transport: ApiTransport
+) -> None:
+    fake.delay_requests(5.0, times=1, method="GET", path="/api/v1/nodes$")
+    started = time.monotonic()
+    transport.request("GET", "/api/v1/namespaces")  # does not match: served at once
+    assert time.monotonic() - started < 4.0
+    with pytest.raises(TransportError):
+        transport.request("GET", "/api/v1/nodes", timeout=(1.0, 0.3))
+    transport.request("GET", "/api/v1/nodes")  # times=1: the next one is served at once
+    fake.clear_failures()
+
+
+def test_urllib3_does_not_retry_inside_our_retries(
+    fake: FakeAPIServer, transport: ApiTransport
+) -> None:
+    # One hung GET: urllib3's own retries would resend it and succeed; with one retry layer
+    # (ours) the read timeout is the caller's to handle.
+    fake.delay_requests(3.0, times=1, path="/api/v1/nodes$")
+    with pytest.raises(TransportError, match="timed out"):
+        transport.request("GET", "/api/v1/nodes", timeout=(1.0, 0.3))
+    served = [r for r in fake.requests if r.path == "/api/v1/nodes"]
+    deadline = time.monotonic() + WAIT
+    while not served and time.monotonic() < deadline:
+        time.sleep(0.05)
+        served = [r for r in fake.requests if r.path == "/api/v1/nodes"]
+    time.sleep(0.5)
+    assert len([r for r in fake.requests if r.path == "/api/v1/nodes"]) == 1
