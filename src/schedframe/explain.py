@@ -50,7 +50,14 @@ from schedframe.framework import Code, CycleState, Diagnosis, FitError, PodInfo,
 if typing.TYPE_CHECKING:
     from schedframe.cache import Snapshot
     from schedframe.config import KubeSchedulerConfiguration
-    from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.objects import (
+        Namespace,
+        Node,
+        ObjectReference,
+        Pod,
+        PodCondition,
+        PodDisruptionBudget,
+    )
     from schedframe.runtime import Framework, Registry
 
 __all__ = [
@@ -353,7 +360,7 @@ class _DryRunBinder:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         return None
 

@@ -22,7 +22,14 @@ import attrs
 from schedframe._evolve import evolve
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
 from schedframe.errors import BackendError
-from schedframe.objects import Namespace, Node, Pod, PodCondition, PodDisruptionBudget
+from schedframe.objects import (
+    Namespace,
+    Node,
+    ObjectReference,
+    Pod,
+    PodCondition,
+    PodDisruptionBudget,
+)
 
 if TYPE_CHECKING:
     from schedframe.framework import Clock
@@ -488,7 +495,7 @@ class MemoryBackend:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         """Record an Event about ``regarding`` in :attr:`events`."""
         with self._lock:
@@ -502,7 +509,7 @@ class MemoryBackend:
                     action=action,
                     note=note,
                     time=self._clock.now(),
-                    related=related,
+                    related=None if related is None else related.key,
                 )
             )
 
@@ -522,7 +529,7 @@ class MemoryBackend:
             reason=reason,
             action=action,
             note=note,
-            related=None if related is None else _ref(related),
+            related=_reference(related),
         )
 
     def finalize_deletions(self) -> None:
@@ -720,6 +727,15 @@ def _key(kind: str, obj: object) -> _Key:
     if kind in _CLUSTER_SCOPED:
         return ("", meta.name)
     return (meta.namespace or "default", meta.name)
+
+
+def _reference(obj: object | None) -> ObjectReference | None:
+    if obj is None:
+        return None
+    try:
+        return ObjectReference.of(obj)
+    except TypeError:  # not an object with metadata: nothing to refer to
+        return None
 
 
 def _ref(obj: object) -> str:

@@ -13,7 +13,13 @@ if TYPE_CHECKING:
     from schedframe.framework._cycle_state import CycleState
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
-    from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.objects import (
+        Namespace,
+        ObjectReference,
+        Pod,
+        PodCondition,
+        PodDisruptionBudget,
+    )
 
 __all__ = [
     "Binder",
@@ -145,9 +151,10 @@ class Binder(Protocol):
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
-        """Record an events.k8s.io/v1 Event about ``regarding``."""
+        """Record an events.k8s.io/v1 Event about ``regarding``; ``related`` is the object
+        it relates to (a preemptor, for ``Preempted``)."""
         ...
 
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         NodeSelectorRequirement,
         NodeSelectorTerm,
         ObjectMeta,
+        ObjectReference,
         OwnerReference,
         PreferredSchedulingTerm,
     )
@@ -115,6 +116,7 @@ __all__ = [
     "NodeSpec",
     "NodeStatus",
     "ObjectMeta",
+    "ObjectReference",
     "OwnerReference",
     "PODS",
     "Pod",
@@ -183,6 +185,7 @@ _WHERE: Final = {
     "NodeSpec": "_node",
     "NodeStatus": "_node",
     "ObjectMeta": "_meta",
+    "ObjectReference": "_meta",
     "OwnerReference": "_meta",
     "PODS": "_quantity",
     "Pod": "_pod",

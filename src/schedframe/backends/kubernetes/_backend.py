@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent
-from schedframe.backends.kubernetes._events import EventSink, ObjectReference
+from schedframe.backends.kubernetes._events import EventSink
 from schedframe.backends.kubernetes._reflector import MIN_WATCH_TIMEOUT, Decode, Reflector
 from schedframe.backends.kubernetes._transport import (
     ApiError,
@@ -25,7 +25,7 @@ from schedframe.backends.kubernetes._transport import (
 )
 from schedframe.errors import BackendError
 from schedframe.objects import (
-    Node,
+    ObjectReference,
     Pod,
     PodCondition,
     namespace_from_dict,
@@ -616,43 +616,13 @@ class KubernetesBackend:
         except (ApiError, TransportError) as exc:
             raise exc.to_backend_error() from None
 
-    def _reference(self, obj: object) -> ObjectReference:
-        if isinstance(obj, Pod):
-            return ObjectReference(
-                kind="Pod",
-                name=obj.name,
-                namespace=obj.namespace,
-                uid=obj.uid,
-                resource_version=obj.metadata.resource_version,
-            )
-        if isinstance(obj, Node):
-            return ObjectReference(
-                kind="Node",
-                name=obj.name,
-                uid=obj.metadata.uid,
-                resource_version=obj.metadata.resource_version,
-            )
-        meta = getattr(obj, "metadata", None)
-        return ObjectReference(
-            kind=type(obj).__name__,
-            name=str(getattr(meta, "name", obj)),
-            namespace=str(getattr(meta, "namespace", "") or ""),
-            uid=str(getattr(meta, "uid", "") or ""),
-        )
-
-    def _related(self, related: str) -> ObjectReference | None:
-        if "(" in related:
-            return None  # a repr, not a name: no reference to give
-        if "/" in related:
-            namespace, name = related.split("/", 1)
-            found = self.reflectors["Pod"].get(namespace, name)
-            if found is not None:
-                return self._reference(found)
-            return ObjectReference(kind="Pod", name=name, namespace=namespace)
-        node = self.reflectors["Node"].get("", related)
-        if node is not None:
-            return self._reference(node)
-        return ObjectReference(kind="Node", name=related)
+    def _resolve(self, ref: ObjectReference) -> ObjectReference:
+        """``ref`` completed from the informers' stores (uid, resourceVersion) when it lacks
+        them and the object is known."""
+        if ref.uid or ref.kind not in ("Pod", "Node"):
+            return ref
+        found = self.reflectors[ref.kind].get(ref.namespace if ref.kind == "Pod" else "", ref.name)
+        return ObjectReference.of(found) if found is not None else ref
 
     def record_event(
         self,
@@ -662,18 +632,19 @@ class KubernetesBackend:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         """Queue an events.k8s.io/v1 Event about ``regarding`` (written asynchronously,
-        aggregated into series and rate-limited; see :mod:`._events`)."""
+        aggregated into series and rate-limited; see :mod:`._events`); ``related`` is the
+        object it relates to (a preemptor, for ``Preempted``)."""
         if self._fenced():
             return  # not the leader: a deposed replica writes nothing
         controller = self._reporting_controller or getattr(
             getattr(regarding, "spec", None), "scheduler_name", "default-scheduler"
         )
         self.event_sink.record(
-            self._reference(regarding),
-            None if not related else self._related(related),
+            ObjectReference.of(regarding),
+            None if related is None else self._resolve(related),
             event_type=event_type,
             reason=reason,
             action=action,
@@ -697,13 +668,14 @@ class KubernetesBackend:
             reason=reason,
             action=action,
             note=note,
-            related=None if related is None else _related_name(related),
+            related=_reference(related),
         )
 
 
-def _related_name(obj: object) -> str:
-    if isinstance(obj, Pod):
-        return obj.key
-    if isinstance(obj, Node):
-        return obj.name
-    return str(getattr(obj, "key", obj))
+def _reference(obj: object | None) -> ObjectReference | None:
+    if obj is None:
+        return None
+    try:
+        return ObjectReference.of(obj)
+    except TypeError:  # not an object with metadata: nothing to refer to
+        return None
