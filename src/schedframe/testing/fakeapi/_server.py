@@ -46,13 +46,15 @@ _Backlog = list[EventRecord]
 
 @attrs.frozen
 class RequestRecord:
-    """One request the fake served: method, path, query string and response status."""
+    """One request the fake served: method, path, query string, response status, when the
+    response was done (``time``) and when the request arrived (``arrived``; wall clock)."""
 
     method: str
     path: str
     query: str
     status: int
     time: float
+    arrived: float = 0.0
 
 
 @attrs.define
@@ -651,6 +653,7 @@ class FakeAPIServer:
     # -- HTTP ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.time()
         status = 500
         try:
             response = await self._serve(request)
@@ -662,7 +665,12 @@ class FakeAPIServer:
         finally:
             self.requests.append(
                 RequestRecord(
-                    request.method, request.path, request.query_string, status, time.time()
+                    request.method,
+                    request.path,
+                    request.query_string,
+                    status,
+                    time.time(),
+                    arrived,
                 )
             )
 
