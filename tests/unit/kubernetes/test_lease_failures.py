@@ -9,6 +9,8 @@ import time
 import pytest
 
 from schedframe.backends.kubernetes import ApiTransport, LeaderElectionLost, LeaderElector
+from schedframe.backends.kubernetes._cli import register_leader_metrics
+from schedframe.backends.kubernetes._metrics import Metrics
 from schedframe.backends.kubernetes._transport import TransportError
 from schedframe.testing.fakeapi import FakeAPIServer
 
@@ -132,3 +134,22 @@ def test_urllib3_does_not_retry_inside_our_retries(
         served = [r for r in fake.requests if r.path == "/api/v1/nodes"]
     time.sleep(0.5)
     assert len([r for r in fake.requests if r.path == "/api/v1/nodes"]) == 1
+
+
+def test_master_status_metric_goes_back_to_0_when_the_lease_is_lost(
+    fake: FakeAPIServer, transport: ApiTransport
+) -> None:
+    # Lost to a renew deadline, the last record observed still names this replica: the
+    # gauge once stayed 1.
+    a = elector(transport)
+    metrics = Metrics()
+    register_leader_metrics(metrics, a)
+    assert a.acquire(timeout=WAIT)
+    assert 'leader_election_master_status{name="schedframe"} 1' in metrics.render()
+    done, _ = renewing(a)
+    fake.fail_requests(503, path="/leases", times=100_000)
+    assert done.wait(WAIT)
+    assert a.leader == "a"  # the last record observed
+    assert 'leader_election_master_status{name="schedframe"} 0' in metrics.render()
+    a.stop()
+    fake.clear_failures()

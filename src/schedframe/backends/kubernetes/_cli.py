@@ -177,22 +177,7 @@ def run(
             _start(backend, sync_timeout, stop)
         if elector is not None and not stop.is_set():
             server.checks["leaderElection"] = elector.healthy
-            leading = elector
-            metrics.describe(
-                "leader_election_master_status",
-                "gauge",
-                "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-                "backup, 1 indicates master. 'name' is the string used to identify the lease.",
-            )
-            metrics.add_collector(
-                lambda: [
-                    (
-                        "leader_election_master_status",
-                        {"name": leading.name},
-                        1.0 if leading.is_leader() else 0.0,
-                    )
-                ]
-            )
+            register_leader_metrics(metrics, elector)
             if elector.acquire(stop):
                 elector.start_renewing(on_lost)
             else:
@@ -249,6 +234,26 @@ def _start(backend: Any, timeout: float, stop: threading.Event) -> None:
         if stop.is_set():
             return
         raise
+
+
+def register_leader_metrics(metrics: Any, elector: Any) -> None:
+    """``leader_election_master_status``: 1 while ``elector`` leads, 0 otherwise (back to 0
+    as soon as the Lease is lost, whether to another holder or to a renew deadline)."""
+    metrics.describe(
+        "leader_election_master_status",
+        "gauge",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+        "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+    )
+    metrics.add_collector(
+        lambda: [
+            (
+                "leader_election_master_status",
+                {"name": elector.name},
+                1.0 if elector.is_leader() else 0.0,
+            )
+        ]
+    )
 
 
 def _register_backend_metrics(metrics: Any, backend: Any) -> None:
