@@ -57,9 +57,7 @@ def _pod(name: str) -> dict[str, object]:
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {
-            "containers": [
-                {"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}
-            ]
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]
         },
     }
 

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedframe import framework as fw
 from schedframe.framework import CycleState, Status
@@ -245,3 +247,33 @@ def test_results_and_events_are_unbounded_by_default() -> None:
 def test_bounds_must_be_positive(bad: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="must be at least 1"):
         new_scheduler(config(), **bad)
+
+
+@pytest.mark.property
+@settings(max_examples=25, deadline=None)
+@given(
+    max_results=st.integers(min_value=1, max_value=12),
+    max_events=st.integers(min_value=1, max_value=12),
+    pods=st.integers(min_value=0, max_value=30),
+)
+def test_bounded_results_keep_exactly_the_latest_pods(
+    max_results: int, max_events: int, pods: int
+) -> None:
+    sched, backend = new_scheduler(
+        config(),
+        [make_node("n1", cpu=64000, pods=500)],
+        max_results=max_results,
+        max_events=max_events,
+    )
+    names = [f"p{i:03d}" for i in range(pods)]
+    for name in names:
+        backend.create(make_pod(name))
+    sched.run_until_idle()
+    kept = sorted(r.pod.name for r in sched.results.values() if r.pod is not None)
+    assert kept == names[max(0, pods - max_results) :]
+    assert len(sched.events) < 2 * max_events
+    assert [e.regarding for e in sched.events] == [
+        f"default/{n}" for n in names[len(names) - len(sched.events) :]
+    ]
+    assert len(_bound(backend)) == pods  # bounding what is kept never changes what is done
+    sched.stop()

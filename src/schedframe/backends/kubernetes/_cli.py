@@ -39,8 +39,8 @@ DEFAULT_BINDING_WORKERS: Final = 256
 #: Seconds binding cycles get to finish on SIGTERM before they are abandoned.
 SHUTDOWN_GRACE: Final = 2.0
 #: A daemon keeps the results of this many pods and about this many events (memory bound).
-MAX_RESULTS: Final = 10_000
-MAX_EVENTS: Final = 10_000
+MAX_RESULTS: Final = 1_000
+MAX_EVENTS: Final = 1_000
 
 
 @contextmanager
