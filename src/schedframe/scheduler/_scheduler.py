@@ -25,6 +25,7 @@ import logging
 import os
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -514,6 +515,9 @@ class Scheduler:
                 if remaining <= 0:
                     break
                 wait = min(wait, remaining)
+            if not self.may_bind():
+                time.sleep(wait)  # behind the fence: no cycle starts, and no busy loop
+                continue
             if self.schedule_one(block=True, timeout=wait):
                 cycles += 1
         return cycles

@@ -220,8 +220,8 @@ def run(
 
 
 def _schedule(sched: Any, stop: threading.Event) -> None:
-    while not stop.is_set() and sched.may_bind():
-        sched.run(duration=0.2)
+    while not stop.is_set():
+        sched.run(duration=0.2)  # behind a closed fence it waits, without cycles
 
 
 def _start(backend: Any, timeout: float, stop: threading.Event) -> None:
