@@ -284,6 +284,7 @@ class Scheduler:
         self._binding_workers = max(1, binding_workers)
         self._fence = fence
         self._abandoning = False
+        self._halted = False
 
         self._timers: list[Cancellable] = []
         self._started = False
@@ -393,7 +394,7 @@ class Scheduler:
 
         In deterministic mode the binding cycles that became ready run before this returns.
         """
-        if self._stopped or not self.may_bind():
+        if self._stopped or self._halted or not self.may_bind():
             return False
         self._ensure_started()
         self._spinning = False  # says whether *this* attempt was one too many at this instant
@@ -508,7 +509,7 @@ class Scheduler:
             return cycles
         cycles = 0
         until = None if duration is None else self.clock.now() + duration
-        while not self._stopped:
+        while not self._stopped and not self._halted:
             wait = 0.1
             if until is not None:
                 remaining = until - self.clock.now()
@@ -563,8 +564,7 @@ class Scheduler:
         if self._stopped:
             return
         self._stopped = True
-        with self._in_flight_cond:
-            self._in_flight_cond.notify_all()  # a scheduling loop waiting for a binding slot
+        self.halt()
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
@@ -583,6 +583,19 @@ class Scheduler:
                 self.abandon()
         for fwk in self.profiles.values():
             fwk.close()
+
+    @property
+    def halted(self) -> bool:
+        """Whether :meth:`halt` (or :meth:`stop`) was called."""
+        return self._halted
+
+    def halt(self) -> None:
+        """Start no new scheduling cycle (from any thread; the cycle under way ends as usual
+        and binding cycles go on). The first step of :meth:`stop`, which a caller can take
+        at once on a signal."""
+        self._halted = True
+        with self._in_flight_cond:
+            self._in_flight_cond.notify_all()  # a scheduling loop waiting for a binding slot
 
     def abandon(self) -> None:
         """Close the fence for good: no binding cycle proceeds to PreBind or Bind any more.
@@ -647,7 +660,7 @@ class Scheduler:
             if not self.deterministic:
                 self._in_flight_cond.wait_for(
                     lambda: (
-                        self._running < self._binding_workers or self._stopped or self._abandoning
+                        self._running < self._binding_workers or self._halted or self._abandoning
                     )
                 )
             self._in_flight += 1

@@ -205,6 +205,7 @@ def run(
             sched.stop(grace=0.0)
             backend.close(flush=False)
         else:
+            sched.halt()  # no new scheduling cycle from now on
             if loop is not None:
                 loop.join(0.5)  # the current scheduling cycle ends
             sched.stop(grace=shutdown_grace)  # binding cycles finish, or are abandoned
@@ -220,7 +221,7 @@ def run(
 
 
 def _schedule(sched: Any, stop: threading.Event) -> None:
-    while not stop.is_set():
+    while not stop.is_set() and not sched.halted:
         sched.run(duration=0.2)  # behind a closed fence it waits, without cycles
 
 
