@@ -700,7 +700,11 @@ class Scheduler:
         thread = threading.Thread(
             target=self._run_task, args=(task,), name="schedframe-binding", daemon=True
         )
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError:  # no thread to be had (interpreter shutdown): never drop the pod
+            log.warning("cannot start a binding thread; running the binding cycle inline")
+            self._run_task(task)
 
     def _run_task(self, task: Callable[[], None]) -> None:
         try:
