@@ -5,17 +5,42 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from schedframe.backends.kubernetes import ApiTransport, LeaderElectionLost, LeaderElector
-from schedframe.backends.kubernetes._cli import register_leader_metrics
-from schedframe.backends.kubernetes._metrics import Metrics
-from schedframe.backends.kubernetes._transport import TransportError
-from schedframe.testing.fakeapi import FakeAPIServer
+pytest.importorskip("kubernetes")
+pytest.importorskip("aiohttp")
 
-#: Generous bound for waits on a loaded machine; no test here measures speed.
+from schedframe.backends.kubernetes import (  # noqa: E402
+    ApiTransport,
+    LeaderElectionLost,
+    LeaderElector,
+)
+from schedframe.backends.kubernetes._cli import register_leader_metrics  # noqa: E402
+from schedframe.backends.kubernetes._metrics import Metrics  # noqa: E402
+from schedframe.backends.kubernetes._transport import TransportError  # noqa: E402
+from schedframe.testing.fakeapi import FakeAPIServer  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+#: Generous bound for waits on a loaded machine; the time bounds asserted here are the
+#: renew deadline and Lease durations the behaviour is defined by, with wide margins.
 WAIT = 30.0
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAPIServer]:
+    with FakeAPIServer(bookmark_interval=0.2, kubelet_delay=None) as server:
+        yield server
+
+
+@pytest.fixture
+def transport(fake: FakeAPIServer, tmp_path: Path) -> Iterator[ApiTransport]:
+    t = ApiTransport.from_kubeconfig(fake.write_kubeconfig(tmp_path / "kubeconfig"), qps=0)
+    yield t
+    t.close()
 
 
 def elector(transport: ApiTransport, identity: str = "a", **kw: float) -> LeaderElector:
