@@ -1,4 +1,4 @@
-"""The fake API server's failure modes that break leadership (a Lease rewritten by another
+"""The fake API server's failure modes (slow lists, and what breaks leadership (a Lease rewritten by another
 holder, a renew that times out, an API server that stops), and what the elector does."""
 
 from __future__ import annotations
@@ -178,3 +178,35 @@ def test_master_status_metric_goes_back_to_0_when_the_lease_is_lost(
     assert 'leader_election_master_status{name="schedframe"} 0' in metrics.render()
     a.stop()
     fake.clear_failures()
+
+
+def test_every_kind_is_listed_at_once_then_applied_in_order(
+    fake: FakeAPIServer, tmp_path: Path
+) -> None:
+    from schedframe.backends import KINDS
+    from schedframe.backends.kubernetes import KubernetesBackend
+
+    fake.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    for path in (
+        "/api/v1/namespaces$",
+        "/api/v1/nodes$",
+        "/apis/policy/v1/poddisruptionbudgets$",
+        "/api/v1/pods$",
+    ):
+        fake.delay_requests(2.0, times=1, method="GET", path=path)
+    backend = KubernetesBackend.from_kubeconfig(
+        fake.write_kubeconfig(tmp_path / "kubeconfig"), qps=0
+    )
+    seen: list[str] = []
+    backend.subscribe(lambda event: seen.append(type(event.obj).__name__))
+    started = time.monotonic()
+    try:
+        backend.start(timeout=WAIT)
+        # One after another the four delayed lists take 8 s; at once, about 2 s.
+        assert time.monotonic() - started < 6.0
+    finally:
+        backend.close()
+    kinds = {"Namespace": 0, "Node": 1, "PodDisruptionBudget": 2, "Pod": 3}
+    order = [kinds[name] for name in seen if name in kinds]
+    assert order == sorted(order)  # namespaces, then nodes, ... as KINDS says
+    assert list(kinds) == [k for k in KINDS if k in kinds]
