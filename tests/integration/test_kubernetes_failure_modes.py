@@ -1,5 +1,6 @@
-"""The fake API server's failure modes (slow lists, and what breaks leadership (a Lease rewritten by another
-holder, a renew that times out, an API server that stops), and what the elector does."""
+"""The fake API server's failure modes and what the Kubernetes backend does under them: a
+Lease rewritten by another holder, a renew that times out, an API server that stops (the
+elector and its fence), hung requests (one retry layer), slow lists (listed at once)."""
 
 from __future__ import annotations
 
