@@ -96,7 +96,8 @@ def test_a_lease_rewritten_by_another_holder_is_lost_at_once(
     assert "held by intruder" in str(lost[0])
     assert not a.leading() and not a.is_leader() and a.lost
     a.stop()
-    assert fake.get("Lease", "schedframe", "kube-system")["spec"]["holderIdentity"] == "intruder"
+    lease = fake.get("Lease", "schedframe", "kube-system")
+    assert lease is not None and lease["spec"]["holderIdentity"] == "intruder"
 
 
 def test_a_renew_that_times_out_loses_the_lease_by_the_deadline(
