@@ -306,7 +306,7 @@ class KubernetesBackend:
             return
         deadline = None if timeout is None else time.monotonic() + timeout
         waiter = stop if stop is not None else self._stop
-        fetched: dict[str, tuple[list[Any], str]] = {}
+        fetched: dict[str, tuple[Any, str]] = {}
         failed: dict[str, BackendError] = {}
 
         def fetch(kind: str) -> None:
