@@ -317,7 +317,7 @@ class ApiTransport:
             location = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser(
                 str(KUBE_CONFIG_DEFAULT_LOCATION)
             )
-        secrets = check_kubeconfig(location, context)
+        current = check_kubeconfig(location, context)
         loader = cast("Callable[..., None]", load_kube_config)
         try:
             loader(
@@ -326,12 +326,13 @@ class ApiTransport:
                 client_configuration=config,
                 persist_config=False,
             )
-        except Exception as exc:  # the client's messages may quote credentials: never forward
-            detail = _first_line(exc) if isinstance(exc, ConfigException) else ""
-            if not detail or _reveals(detail, secrets):
-                detail = "it names no usable cluster and credentials"
+        except Exception as exc:
+            # The client's messages quote kubeconfig sections, credentials included: never
+            # forwarded, only the kind of failure.
+            kind = "ConfigException" if isinstance(exc, ConfigException) else type(exc).__name__
             raise BackendError(
-                f"cannot load kubeconfig {location}: {detail}",
+                f"cannot load kubeconfig {location}: the kubernetes client rejected context "
+                f'"{current}" ({kind}); check its cluster and user entries',
                 reason="InvalidConfiguration",
                 code=0,
             ) from None
@@ -511,26 +512,6 @@ def _kubeconfig_error(location: str, detail: str) -> BackendError:
     )
 
 
-def _leaves(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item)
-    elif value is not None and not isinstance(value, bool):
-        yield str(value)
-
-
-def _reveals(message: str, secrets: Sequence[str]) -> bool:
-    """Whether ``message`` quotes a credential (or a mapping, which may hold one)."""
-    if "{" in message:
-        return True
-    return any(secret in message for secret in secrets)
-
-
 def _named(
     doc: Mapping[str, Any], section: str, body_key: str, location: str
 ) -> list[tuple[str, Mapping[str, Any]]]:
@@ -556,12 +537,12 @@ def _named(
     return out
 
 
-def check_kubeconfig(location: str, context: str | None = None) -> list[str]:
+def check_kubeconfig(location: str, context: str | None = None) -> str:
     """Check a kubeconfig before the client reads it: one clear line naming the file and the
     field for what is wrong, never a value that could be a credential.
 
     Returns:
-        Every string under ``users`` (to keep out of later messages).
+        The name of the context to use.
 
     Raises:
         BackendError: (``reason="InvalidConfiguration"``) the file cannot be read, is not
@@ -589,7 +570,6 @@ def check_kubeconfig(location: str, context: str | None = None) -> list[str]:
     clusters = _named(doc, "clusters", "cluster", location)
     users = _named(doc, "users", "user", location)
     contexts = _named(doc, "contexts", "context", location)
-    secrets = sorted({leaf for _, user in users for leaf in _leaves(user) if len(leaf) >= 3})
     current = context if context else doc.get("current-context")
     if not current:
         raise _kubeconfig_error(location, "current-context: Required value (or pass --context)")
@@ -624,7 +604,7 @@ def check_kubeconfig(location: str, context: str | None = None) -> list[str]:
             raise _kubeconfig_error(
                 location, f'user "{user_name}" (of context "{current}") is not defined in users'
             )
-    return secrets
+    return current
 
 
 _insecure_hosts: set[str] = set()
