@@ -186,6 +186,13 @@ def test_closing_the_fence_abandons_binding_cycles_and_writes_nothing() -> None:
         # No new scheduling cycle behind the fence.
         time.sleep(0.2)
         assert "late" not in {r.pod.name for r in sched.results.values() if r.pod is not None}
+        # Nothing is lost: the abandoned pods wait in the queue, unbound.
+        queued = {p.name for p in sched.queue.pending_pods()}
+        assert {f"slow-{i}" for i in range(6)} | {"late"} <= queued
+        # The fence opens again: every pod is scheduled and bound.
+        leading.set()
+        sched.queue.flush_unschedulable_pods_leftover()
+        assert _until(lambda: len(_bound(backend)) == 7)
     finally:
         sched.stop()
         loop.join(WAIT)

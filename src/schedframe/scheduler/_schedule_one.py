@@ -923,8 +923,9 @@ def abandon_binding_cycle(
     qpi: fw.QueuedPodInfo,
     result: ScheduleResult,
 ) -> None:
-    """Drop a binding cycle behind the closed fence: unreserve, forget the assumed pod, and
-    write nothing (the replica that holds the Lease schedules the pod)."""
+    """Drop a binding cycle behind the closed fence: unreserve, forget the assumed pod, hand
+    it back to the queue (nothing is lost should the fence open again), and write nothing: no
+    binding, status or event (the replica that holds the Lease schedules the pod)."""
     assumed = qpi.pod
     log.info("binding of pod %s abandoned (not the leader, or shutting down)", assumed.key)
     try:
@@ -932,6 +933,13 @@ def abandon_binding_cycle(
     except Exception:
         log.exception("unreserve of abandoned pod %s failed", assumed.key)
     sched.forget(assumed)
+    cached = sched.pod_store.get(assumed.namespace, assumed.name)
+    if cached is not None and cached.uid == assumed.uid and not cached.spec.node_name:
+        qpi.pod_info = PodInfo(cached)
+        try:
+            sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+        except Exception:  # already queued again (an update re-added it): nothing is lost
+            log.debug("abandoned pod %s is already queued", assumed.key)
     try:
         sched.queue.done(assumed.uid)
     except Exception:
