@@ -154,7 +154,11 @@ class Binder(Protocol):
         related: ObjectReference | None = None,
     ) -> None:
         """Record an events.k8s.io/v1 Event about ``regarding``; ``related`` is the object
-        it relates to (a preemptor, for ``Preempted``)."""
+        it relates to (a preemptor, for ``Preempted``).
+
+        ``related`` is a :class:`~schedframe.objects.ObjectReference` (in 0.1.0 it was a
+        ``Kind/namespace/name`` string, which backends had to split, and split wrongly).
+        """
         ...
 
 
