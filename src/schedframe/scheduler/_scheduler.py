@@ -600,9 +600,9 @@ class Scheduler:
     def abandon(self) -> None:
         """Close the fence for good: no binding cycle proceeds to PreBind or Bind any more.
 
-        A binding cycle reaching the fence is abandoned: its pod is unreserved and forgotten
-        in the cache, and nothing is written for it (no binding, no status, no event). API
-        calls already sent may still complete. What kube-scheduler does on losing its Lease:
+        A binding cycle reaching the fence is abandoned: its pod is unreserved, forgotten in
+        the cache and handed back to the queue, and nothing is written for it (no binding, no
+        status, no event). API calls already sent may still complete. What kube-scheduler does on losing its Lease:
         it exits at once, its binding goroutines with it.
         """
         self._abandoning = True
