@@ -53,6 +53,7 @@ if typing.TYPE_CHECKING:
     from schedframe.objects import (
         Namespace,
         Node,
+        ObjectReference,
         Pod,
         PodCondition,
         PodDisruptionBudget,
@@ -360,7 +361,7 @@ class _DryRunBinder:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         return None
 

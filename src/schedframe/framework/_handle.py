@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from schedframe.framework._types import NodeInfo, PodInfo
     from schedframe.objects import (
         Namespace,
+        ObjectReference,
         Pod,
         PodCondition,
         PodDisruptionBudget,
@@ -190,9 +191,14 @@ class Binder(Protocol):
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
-        """Record an events.k8s.io/v1 Event about ``regarding``."""
+        """Record an events.k8s.io/v1 Event about ``regarding``; ``related`` is the object
+        it relates to (a preemptor, for ``Preempted``).
+
+        ``related`` is a :class:`~schedframe.objects.ObjectReference` (in 0.1.0 it was a
+        ``Kind/namespace/name`` string, which backends had to split, and split wrongly).
+        """
         ...
 
 

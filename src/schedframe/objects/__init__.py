@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         NodeSelectorRequirement,
         NodeSelectorTerm,
         ObjectMeta,
+        ObjectReference,
         OwnerReference,
         PreferredSchedulingTerm,
     )
@@ -141,6 +142,7 @@ __all__ = [
     "NodeSpec",
     "NodeStatus",
     "ObjectMeta",
+    "ObjectReference",
     "OwnerReference",
     "PODS",
     "POD_MANAGEMENT_POLICIES",
@@ -227,6 +229,7 @@ _WHERE: Final = {
     "NodeSpec": "_node",
     "NodeStatus": "_node",
     "ObjectMeta": "_meta",
+    "ObjectReference": "_meta",
     "OwnerReference": "_meta",
     "PODS": "_quantity",
     "POD_MANAGEMENT_POLICIES": "_workloads",

@@ -26,6 +26,7 @@ __all__ = [
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
     "ObjectMeta",
+    "ObjectReference",
     "OwnerReference",
     "PreferredSchedulingTerm",
 ]
@@ -120,6 +121,59 @@ class OwnerReference:
     name: str
     uid: str
     controller: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ObjectReference:
+    """A reference to an object (upstream ``v1.ObjectReference``): what an event is about
+    (``regarding``) and what it relates to (``related``, e.g. a preemptor).
+
+    Build one from any object with metadata with :meth:`of`; ``to_dict`` gives the API form.
+    """
+
+    kind: str
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    api_version: str = "v1"
+    resource_version: str = ""
+
+    @classmethod
+    def of(cls, obj: object) -> ObjectReference:
+        """The reference to ``obj`` (its class name is its kind; an ObjectReference is
+        returned as is).
+
+        Raises:
+            TypeError: ``obj`` has no ``metadata``.
+        """
+        if isinstance(obj, ObjectReference):
+            return obj
+        meta = getattr(obj, "metadata", None)
+        if not isinstance(meta, ObjectMeta):
+            raise TypeError(f"cannot reference a {type(obj).__name__}: it has no metadata")
+        return cls(
+            kind=type(obj).__name__,
+            name=meta.name,
+            namespace=meta.namespace,
+            uid=meta.uid,
+            resource_version=meta.resource_version,
+        )
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, or ``name`` for cluster-scoped objects."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    def to_dict(self) -> dict[str, str]:
+        """The API form (``apiVersion``, ``kind``, ``name`` and the non-empty rest)."""
+        out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
+        if self.namespace:
+            out["namespace"] = self.namespace
+        if self.uid:
+            out["uid"] = self.uid
+        if self.resource_version:
+            out["resourceVersion"] = self.resource_version
+        return out
 
 
 @attrs.frozen(kw_only=True)

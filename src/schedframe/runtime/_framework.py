@@ -55,7 +55,11 @@ if TYPE_CHECKING:
 
     from schedframe.cache import Snapshot
     from schedframe.config import PluginSet, Profile
-    from schedframe.objects import Namespace, Pod, PodDisruptionBudget
+    from schedframe.objects import (
+        Namespace,
+        Pod,
+        PodDisruptionBudget,
+    )
     from schedframe.runtime._batch import BatchVerdicts
     from schedframe.runtime._registry import Registry
 

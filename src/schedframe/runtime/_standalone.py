@@ -21,7 +21,13 @@ from schedframe.framework import PodInfo
 from schedframe.runtime._workload_lister import WorkloadStore
 
 if TYPE_CHECKING:
-    from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.objects import (
+        Namespace,
+        ObjectReference,
+        Pod,
+        PodCondition,
+        PodDisruptionBudget,
+    )
 
 __all__ = [
     "ClusterView",
@@ -103,7 +109,7 @@ class _NoBackend:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         return None
 
@@ -147,15 +153,17 @@ class RecordingEventRecorder:
             )
 
 
-def _object_ref(obj: object | None) -> str | None:
-    """``kind/namespace/name`` (or ``kind/name``) of an object an event relates to."""
+def _object_ref(obj: object | None) -> ObjectReference | None:
+    """The reference to an object an event relates to (``None`` for none, or for a value
+    without metadata, which names no object)."""
+    from schedframe.objects import ObjectReference
+
     if obj is None:
         return None
-    meta = getattr(obj, "metadata", None)
-    if meta is None:
-        return str(obj)
-    ns = getattr(meta, "namespace", "")
-    return f"{type(obj).__name__}/{ns + '/' if ns else ''}{meta.name}"
+    try:
+        return ObjectReference.of(obj)
+    except TypeError:
+        return None
 
 
 class _SimpleNominator:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from schedframe import framework as fw
     from schedframe.cache import Snapshot
-    from schedframe.objects import Pod, PodCondition
+    from schedframe.objects import ObjectReference, Pod, PodCondition
 
 __all__ = ["BackendLike", "CacheLike", "QueueLike", "SubscriptionLike", "WatchEventLike"]
 
@@ -64,7 +64,7 @@ class BackendLike(Protocol):
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None: ...
 
 

@@ -749,12 +749,16 @@ def binding_cycle_start(
 
     owner = threading.get_ident()
     registering = True
+    went_on = False
 
     def permitted(permit_status: Status | None) -> None:
+        nonlocal went_on
+
         def finish() -> None:
             binding_cycle_finish(sched, state, fwk, result, assumed_qpi, start, permit_status)
 
         if registering and threading.get_ident() == owner:
+            went_on = True
             finish()  # not waiting (or resolved at once): go on in this binding task
         else:
             # Resolved later, by a timer or by whoever allowed/rejected the pod: never run
@@ -768,6 +772,8 @@ def binding_cycle_start(
         permitted(Status.from_error(exc))
     finally:
         registering = False
+    if not went_on:
+        sched.binding_cycle_parked()  # waiting on Permit holds no thread and no slot
 
 
 def nominate_for_expectation(
@@ -816,15 +822,60 @@ def binding_cycle_finish(
     start: float,
     permit_status: Status | None,
 ) -> None:
-    """The rest of upstream ``bindingCycle``, then ``handleBindingCycleError`` on failure."""
+    """The rest of upstream ``bindingCycle``, then ``handleBindingCycleError`` on failure.
+
+    Behind the leadership fence (:meth:`Scheduler.may_bind` false) the cycle is abandoned
+    instead: before PreBind, before Bind, or when a failure is seen after the fence closed.
+    """
+    if not sched.may_bind():
+        abandon_binding_cycle(sched, state, fwk, assumed_qpi, result)
+        sched.binding_cycle_ended()
+        return
     try:
         status = binding_cycle(sched, state, fwk, result, assumed_qpi, permit_status)
     except Exception as exc:  # never lose the pod: an unexpected failure is an error status
         log.exception("binding cycle of pod %s failed", assumed_qpi.pod.key)
         status = Status.from_error(exc)
     if status is not None and not status.is_success():
-        handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, status)
+        if status is _ABANDONED or not sched.may_bind():
+            abandon_binding_cycle(sched, state, fwk, assumed_qpi, result)
+        else:
+            handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, status)
     sched.binding_cycle_ended()
+
+
+#: What :func:`binding_cycle` returns when the fence closed between PreBind and Bind.
+_ABANDONED: Final = Status(Code.ERROR, "binding abandoned: leadership lost or shutting down")
+
+
+def abandon_binding_cycle(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    qpi: fw.QueuedPodInfo,
+    result: ScheduleResult,
+) -> None:
+    """Drop a binding cycle behind the closed fence: unreserve, forget the assumed pod, hand
+    it back to the queue (nothing is lost should the fence open again), and write nothing: no
+    binding, status or event (the replica that holds the Lease schedules the pod)."""
+    assumed = qpi.pod
+    log.info("binding of pod %s abandoned (not the leader, or shutting down)", assumed.key)
+    try:
+        fwk.run_reserve_plugins_unreserve(state, assumed, result.suggested_host)
+    except Exception:
+        log.exception("unreserve of abandoned pod %s failed", assumed.key)
+    sched.forget(assumed)
+    cached = sched.pod_store.get(assumed.namespace, assumed.name)
+    if cached is not None and cached.uid == assumed.uid and not cached.spec.node_name:
+        qpi.pod_info = PodInfo(cached)
+        try:
+            sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+        except Exception:  # already queued again (an update re-added it): nothing is lost
+            log.debug("abandoned pod %s is already queued", assumed.key)
+    try:
+        sched.queue.done(assumed.uid)
+    except Exception:
+        log.exception("queue Done of abandoned pod %s failed", assumed.key)
 
 
 def binding_cycle(
@@ -853,6 +904,8 @@ def binding_cycle(
     status = fwk.run_pre_bind_plugins(state, assumed, host)
     if status is not None and not status.is_success():
         return status
+    if not sched.may_bind():
+        return _ABANDONED
     status = bind(sched, fwk, state, assumed, host)
     if status is not None and not status.is_success():
         return status
