@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -47,7 +48,10 @@ class RealClock:
         return time.time()
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable:
-        """Run ``callback`` on a daemon timer thread after ``delay`` seconds."""
+        """Run ``callback`` on a daemon timer thread after ``delay`` seconds (NaN raises
+        :class:`ValueError` here rather than kill the timer thread)."""
+        if math.isnan(delay):
+            raise ValueError("a timer's delay cannot be NaN")
         timer = threading.Timer(max(delay, 0.0), callback)
         timer.daemon = True
         timer.start()
@@ -95,11 +99,19 @@ class VirtualClock:
         return self._now
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable:
-        """Run ``callback`` once the clock reaches ``now() + delay``."""
+        """Run ``callback`` once the clock reaches ``now() + delay``.
+
+        A NaN ``delay`` raises :class:`ValueError` here, in the caller, never later inside
+        :meth:`advance`; a negative one means now.
+        """
+        if math.isnan(delay):
+            raise ValueError("a timer's delay cannot be NaN")
         return self.call_at(self._now + max(delay, 0.0), callback)
 
     def call_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
         """Run ``callback`` once the clock reaches ``when`` (at once on the next advance if past)."""
+        if math.isnan(when):
+            raise ValueError("a timer's due time cannot be NaN")
         timer = _VirtualTimer(when, callback)
         with self._lock:
             heapq.heappush(self._heap, (when, next(self._seq), timer))

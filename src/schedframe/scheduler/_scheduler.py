@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
+from schedframe.runtime._guard import SHUTDOWN
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
 from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
 from schedframe.scheduler._failure import handle_scheduling_failure
@@ -368,12 +369,14 @@ class Scheduler:
             self._note_attempt(qpi.pod.uid)
         try:
             _schedule_one_pod(self, qpi)
-        except Exception:  # a bug: keep the loop alive, never lose the pod
+        except BaseException as exc:  # a bug or a shutdown: never lose the pod
             log.exception("scheduling cycle of pod %s crashed", qpi.pod.key)
             try:
                 self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
             except Exception:
                 log.exception("requeueing pod %s failed", qpi.pod.key)
+            if isinstance(exc, SHUTDOWN):
+                raise  # the process's own stop (see schedframe.runtime._guard)
         if self.deterministic:
             self._drain_tasks()
         return True
@@ -577,7 +580,11 @@ class Scheduler:
     def _run_task(self, task: Callable[[], None]) -> None:
         try:
             task()
-        except Exception:
+        except SHUTDOWN:
+            if self.deterministic:
+                raise  # the caller's thread: its stop request goes on up
+            log.exception("binding task raised a shutdown exception; its pod was requeued")
+        except BaseException:
             log.exception("binding task crashed")
 
     def _drain_tasks(self) -> None:
