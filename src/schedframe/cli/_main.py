@@ -221,9 +221,17 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
 )
 @click.option(
     "--until",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=1e10),
     metavar="SECONDS",
     help="Stop at this virtual time (default: when every arrival and completion happened).",
+)
+@click.option(
+    "--max-virtual-time",
+    type=click.FloatRange(min=0, max=1e10),
+    default=365 * 24 * 3600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Never run past this virtual time (one year by default); says so if work was left.",
 )
 @click.option(
     "--output",
@@ -264,6 +272,7 @@ def simulate(
     config_path: str | None,
     seed: int,
     until: float | None,
+    max_virtual_time: float,
     output: str | None,
     plot_dir: str | None,
     plot_pod: str | None,
@@ -331,10 +340,13 @@ def simulate(
             until=until,
             progress=ProgressDisplay(use_rich=use_rich) if progress else None,
             capture=[*capture, *explained],
+            max_virtual_time=max_virtual_time,
         )
     except SchedframeError as exc:
         raise _with_source(exc, config_path) from None
 
+    for sentence in result.unsettled:
+        click.echo(f"warning: the scenario did not settle: {sentence}", err=True)
     summary = result.summary()
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
