@@ -126,21 +126,59 @@ def cli() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _load_cluster(paths: Sequence[str]) -> list[object]:
+#: Where each object was first read: ``(kind, namespace, name) -> file``, per command run.
+_Seen = dict[tuple[str, str, str], str]
+
+
+def _note(seen: _Seen, obj: object, source: str) -> None:
+    """Refuse a second object of one kind, namespace and name, naming both files."""
+    from schedframe.errors import DUPLICATE, FieldIssue, ManifestError
+
+    meta = getattr(obj, "metadata", None)
+    name = getattr(meta, "name", None)
+    if not isinstance(name, str):
+        return
+    kind = type(obj).__name__
+    namespace = getattr(meta, "namespace", "") or ""
+    if kind == "Pod":
+        namespace = namespace or "default"
+    key = (kind, namespace, name)
+    first = seen.get(key)
+    seen.setdefault(key, source)
+    if first is not None:
+        where = "earlier in this file" if first == source else f"in {first}"
+        issue = FieldIssue(
+            path="metadata.name",
+            kind=DUPLICATE,
+            value=f"{namespace}/{name}" if namespace else name,
+            detail=f"a {kind} of this name is already {where}",
+        )
+        raise ManifestError([issue], source=source)
+
+
+def _load_cluster(paths: Sequence[str], seen: _Seen | None = None) -> list[object]:
     from schedframe.objects import load_manifests
 
+    seen = {} if seen is None else seen
     objects: list[object] = []
-    for path in paths:
-        objects.extend(load_manifests(path))
+    for path in dict.fromkeys(paths):  # a file named twice is read once
+        loaded = load_manifests(path)
+        for obj in loaded:
+            _note(seen, obj, str(path))
+        objects.extend(loaded)
     return objects
 
 
-def _load_workload(paths: Sequence[str]) -> Workload:
+def _load_workload(paths: Sequence[str], seen: _Seen | None = None) -> Workload:
     from schedframe.simulation import Workload, load_workload
 
+    seen = {} if seen is None else seen
     workload = Workload()
-    for path in paths:
-        workload = workload + load_workload(path)
+    for path in dict.fromkeys(paths):
+        loaded = load_workload(path)
+        for pod in loaded.pods:
+            _note(seen, pod, str(path))
+        workload = workload + loaded
     return workload
 
 
@@ -313,8 +351,9 @@ def simulate(
             Path(plot_dir).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{plot_dir}: cannot create: {exc.strerror or exc}") from None
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
 
     from schedframe.objects import Pod
@@ -434,8 +473,9 @@ def explain(
     from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
 
     use_rich = _rich()
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
     pods = [o for o in cluster if isinstance(o, Pod)]
     target = _find_pod(pod, [*pods, *workload.pods])

@@ -299,9 +299,27 @@ class Scheduler:
             PluginError: a plugin failed to build.
         """
         from schedframe.config import KubeSchedulerConfiguration, load_config
+        from schedframe.errors import ConfigError
 
+        source = config if isinstance(config, str | os.PathLike) else None
         if not isinstance(config, KubeSchedulerConfiguration):
             config = load_config(config)
+        if source is not None:  # plugin args are decoded below: their errors name the file too
+            try:
+                return cls.from_config(
+                    config,
+                    backend,
+                    registry=registry,
+                    clock=clock,
+                    seed=seed,
+                    deterministic=deterministic,
+                    hooks=hooks,
+                    binding_workers=binding_workers,
+                )
+            except ConfigError as exc:
+                if exc.source is None:
+                    raise exc.with_source(os.fspath(source)) from None
+                raise
         if clock is None:
             clock = VirtualClock() if deterministic else RealClock()
         if backend is None:
