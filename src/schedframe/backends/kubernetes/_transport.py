@@ -302,6 +302,7 @@ class ApiTransport:
         Raises:
             BackendError: the kubeconfig cannot be read or names no usable context.
         """
+        import yaml
         from kubernetes.config.config_exception import ConfigException
         from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, load_kube_config
 
@@ -319,7 +320,16 @@ class ApiTransport:
                 client_configuration=config,
                 persist_config=False,
             )
-        except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
+        except (
+            ConfigException,
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,  # a section of the wrong shape
+            RecursionError,  # nested too deeply for the client's YAML reader
+            yaml.YAMLError,  # not YAML at all
+        ) as exc:
             raise BackendError(
                 f"cannot load kubeconfig {location}: {type(exc).__name__}: {_first_line(exc)}",
                 reason="InvalidConfiguration",
