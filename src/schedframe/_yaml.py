@@ -220,19 +220,15 @@ def _issue_from(exc: BaseException) -> FieldIssue:
     mark = getattr(exc, "problem_mark", None)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
     problem = getattr(exc, "problem", None) or str(exc)
+    if not isinstance(exc, ValueError | TypeError) and not hasattr(exc, "problem"):
+        problem = f"{type(exc).__name__}: {problem}" if problem else type(exc).__name__
     return FieldIssue(path="", kind="Invalid value", detail=f"not valid YAML{where}: {problem}")
 
 
-#: What a parse may raise: PyYAML's errors, ours, and Python's own on odd input.
-_FAILURES: tuple[type[BaseException], ...] = (
-    _DuplicateKey,
-    _TooManyDigits,
-    _Refused,
-    ValueError,
-    TypeError,
-    RecursionError,
-    OverflowError,
-)
+#: What a parse may raise: PyYAML's errors, ours, and Python's own on odd input. PyYAML's
+#: constructors fail in more ways than they document (``!!int`` with no value is an
+#: ``IndexError``), so any ``Exception`` of theirs is the document's fault.
+_FAILURES: tuple[type[BaseException], ...] = (Exception,)
 
 
 def load_strict(text: str, source: str = "<string>") -> Any:
