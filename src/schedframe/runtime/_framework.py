@@ -1087,8 +1087,12 @@ class Framework:
             for name, fn in filters:
                 try:
                     status = fn(node_info)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(f'running "{name}" filter plugin', exc, name)
+                if status is not None and type(status) is not Status and not_status(status):
+                    return status_or_none(f'running "{name}" filter plugin', name, status)
                 if status is not None and status.code is not success:
                     if not status.is_rejected():
                         return _as_error(f'running "{name}" filter plugin', status, name)

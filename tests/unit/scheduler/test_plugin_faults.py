@@ -361,3 +361,67 @@ def test_a_shutdown_exception_from_a_plugin_propagates_but_loses_no_pod(
     # The scheduler still works afterwards: the pod is retried and bound.
     sched.run_until_idle()
     _assert_all_bound(sched, backend, 1)
+
+
+class _GarbageEverywhere(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.PreBindPlugin):
+    """Returns a list where a Status (or a PreFilterResult) is due, at one chosen point."""
+
+    name: ClassVar[str] = "GarbageEverywhere"
+    point: ClassVar[str] = ""
+
+    def __init__(self, args: object, handle: fw.Handle) -> None:
+        pass
+
+    def _out(self, point: str) -> Any:
+        return ["garbage"] if type(self).point == point else None
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Any) -> Any:
+        return self._out("preFilter")
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return self._out("filter")  # type: ignore[no-any-return]
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Any) -> Status | None:
+        return self._out("preScore")  # type: ignore[no-any-return]
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return self._out("preBind")  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("point", "prefix"),
+    [
+        ("preFilter", 'running PreFilter plugin "GarbageEverywhere"'),
+        ("filter", 'running "GarbageEverywhere" filter plugin'),
+        ("preScore", 'running PreScore plugin "GarbageEverywhere"'),
+        ("preBind", 'running PreBind plugin "GarbageEverywhere"'),
+    ],
+)
+def test_garbage_at_any_point_is_an_error_naming_the_plugin(point: str, prefix: str) -> None:
+    _GarbageEverywhere.point = point
+    registry = Registry.discover()
+    registry.register(_GarbageEverywhere.name, _GarbageEverywhere, replace=True)
+    enabled = {"enabled": [{"name": _GarbageEverywhere.name}]}
+    cfg = load_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {p: enabled for p in ("preFilter", "filter", "preScore", "preBind")},
+                }
+            ],
+        }
+    )
+    clock = VirtualClock()
+    backend = MemoryBackend([_node("n0"), _node("n1")], clock=clock)
+    sched = Scheduler.from_config(cfg, backend, registry=registry, clock=clock, deterministic=True)
+    backend.create(_pod("p"))
+    assert sched.schedule_one()
+    notes = [e.note for e in sched.events if e.reason == "FailedScheduling"]
+    assert len(notes) == 1
+    assert f"{prefix}: returned list (['garbage']), expected a " in notes[0], notes[0]
+    assert [p.name for p in sched.queue.backoff_pods()] == ["p"]
+    assert not sched.cache.dump().assumed_pods
+    sched.stop()
