@@ -29,7 +29,11 @@ from hypothesis import strategies as st
 
 from schedframe.errors import SchedframeError
 
-pytestmark = pytest.mark.property
+pytestmark = [
+    pytest.mark.property,
+    # A 100 kB input is a fine input; hypothesis warns that printing it would be long.
+    pytest.mark.filterwarnings("ignore:Generating overly large repr"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("SCHEDFRAME_FUZZ_EXAMPLES", "12"))
@@ -306,3 +310,21 @@ def test_fuzz_workloads(text: str) -> None:
 def test_fuzz_kubeconfigs(text: str) -> None:
     pytest.importorskip("kubernetes")
     _check(_load_kubeconfig, text)
+
+
+def test_a_kubeconfig_error_never_shows_a_secret(tmp_path: Path) -> None:
+    """Found by the kubeconfig fuzzer: the client quotes the offending section, token and all."""
+    pytest.importorskip("kubernetes")
+    from schedframe.backends.kubernetes._transport import ApiTransport
+    from schedframe.errors import BackendError
+
+    doc = yaml.safe_load(yaml.safe_dump(KUBECONFIG_SEEDS[0]))
+    doc["users"][0]["name"] = None
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(BackendError) as info:
+        ApiTransport.from_kubeconfig(path)
+    assert str(info.value) == (
+        f"cannot load kubeconfig {path}: ConfigException: Invalid kube-config file. "
+        f"Expected key name in {path}"
+    )

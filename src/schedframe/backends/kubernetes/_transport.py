@@ -331,7 +331,8 @@ class ApiTransport:
             yaml.YAMLError,  # not YAML at all
         ) as exc:
             raise BackendError(
-                f"cannot load kubeconfig {location}: {type(exc).__name__}: {_first_line(exc)}",
+                f"cannot load kubeconfig {location}: {type(exc).__name__}: "
+                f"{_without_kubeconfig_values(_first_line(exc), location)}",
                 reason="InvalidConfiguration",
                 code=0,
             ) from None
@@ -503,6 +504,19 @@ class ApiTransport:
                 path=path,
             )
         return WatchStream(response, path)
+
+
+def _without_kubeconfig_values(text: str, location: str) -> str:
+    """The client's kubeconfig errors append the offending section (``.../{'user': {'token':
+    ...}}``): cut it, so a token or key never reaches a message."""
+    cut = text.find(f"{location}/")
+    if cut >= 0:
+        text = text[: cut + len(location)]
+    for opener in ("{", "["):
+        at = text.find(opener)
+        if at >= 0:
+            text = text[:at].rstrip() + " (section not shown)"
+    return text
 
 
 def _first_line(exc: BaseException) -> str:
