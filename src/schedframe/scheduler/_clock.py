@@ -201,6 +201,8 @@ class VirtualClock:
             periodic = list(self._periodic)
             now = self._now
         for p in periodic:  # outside the lock: ``due`` reads the caller's state
+            if best is not None and (p.when, p.seq) > best[:2]:
+                continue  # it fires at its grid point or later: it cannot come first
             when = p.next_fire(now)
             if when is not None and (best is None or (when, p.seq) < best[:2]):
                 best = (when, p.seq, p)
