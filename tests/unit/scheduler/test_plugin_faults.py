@@ -330,6 +330,20 @@ def _raising(point: str, exc: type[BaseException]) -> type[Any]:
     if point == "permit":
         return _permit_plugin(exc)
 
+    if point == "filter":
+
+        class FlakyFilter(_OncePerPod, fw.FilterPlugin):
+            name: ClassVar[str] = "FlakyFilter"
+            seen: ClassVar[set[str]] = set()
+
+            def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+                if self._first(pod):
+                    return self._fail()  # type: ignore[no-any-return]
+                return None
+
+        FlakyFilter.failure = exc
+        return FlakyFilter
+
     class FlakyBind(_OncePerPod, fw.PreBindPlugin):
         name: ClassVar[str] = "FlakyBind"
         seen: ClassVar[set[str]] = set()
@@ -345,7 +359,8 @@ def _raising(point: str, exc: type[BaseException]) -> type[Any]:
 
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
 @pytest.mark.parametrize(
-    ("point", "config"), [("reserve", "reserve"), ("permit", "permit"), ("prebind", "preBind")]
+    ("point", "config"),
+    [("filter", "filter"), ("reserve", "reserve"), ("permit", "permit"), ("prebind", "preBind")],
 )
 def test_a_shutdown_exception_from_a_plugin_propagates_but_loses_no_pod(
     point: str, config: str, exc: type[BaseException]
