@@ -1010,7 +1010,7 @@ class Framework:
                 raise
             except BaseException as exc:
                 return _raised(f'running "{name}" filter plugin', exc, name)
-            if not_status(status):
+            if status is not None and type(status) is not Status and not_status(status):
                 return status_or_none(f'running "{name}" filter plugin', name, status)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
