@@ -416,7 +416,9 @@ class Scheduler:
         and no pod in backoff — pods left in the unschedulable pool wait for a cluster event,
         as upstream. Pods in backoff are retried as their backoff ends; if ``stall_timeout``
         seconds (virtual in deterministic mode) pass without a pod being bound, the run stops
-        anyway (a persistent error would otherwise retry forever). In deterministic mode the
+        anyway (a persistent error would otherwise retry forever), and so it does while pods
+        wait on Permit, once the longest wait they asked for has passed too (a plugin that
+        keeps making pods wait); the pods it gave up on are in :attr:`stalled_pods`. In deterministic mode the
         virtual clock is advanced from timer to timer while waiting, and also when a pod keeps
         being requeued at once by its own failures (``SPIN_ATTEMPTS`` attempts of one pod at one
         instant).
