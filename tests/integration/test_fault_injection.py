@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -27,8 +27,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from schedframe import framework as fw
+from schedframe.backends import MemoryBackend
+from schedframe.cache import Cache
 from schedframe.framework import CycleState, NodeInfo, Status
 from schedframe.objects import Pod
+from schedframe.queue import SchedulingQueue
 from schedframe.testing import deterministic
 from schedframe.testing.invariants import assert_nothing_lost
 
@@ -72,17 +75,17 @@ class Chaos(fw.FilterPlugin, fw.ScorePlugin, fw.ReservePlugin, fw.PermitPlugin, 
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         fault = self._fault("filter")
-        return self._misbehave("filter", fault) if fault else None  # type: ignore[no-any-return]
+        return self._misbehave("filter", fault) if fault else None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         fault = self._fault("score")
         if fault:
-            return self._misbehave("score", fault)  # type: ignore[no-any-return]
+            return cast(int, self._misbehave("score", fault))
         return 0
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         fault = self._fault("reserve")
-        return self._misbehave("reserve", fault) if fault else None  # type: ignore[no-any-return]
+        return self._misbehave("reserve", fault) if fault else None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         pass
@@ -93,11 +96,11 @@ class Chaos(fw.FilterPlugin, fw.ScorePlugin, fw.ReservePlugin, fw.PermitPlugin, 
             return Status.wait(10**9)  # capped at 15 minutes
         if fault == "time_out":
             return Status.wait(5)
-        return self._misbehave("permit", fault) if fault else None  # type: ignore[no-any-return]
+        return self._misbehave("permit", fault) if fault else None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         fault = self._fault("preBind")
-        return self._misbehave("preBind", fault) if fault else None  # type: ignore[no-any-return]
+        return self._misbehave("preBind", fault) if fault else None
 
 
 CONFIG: dict[str, Any] = {
@@ -120,8 +123,10 @@ class FaultMachine(RuleBasedStateMachine):
         super().__init__()
         Chaos.faults = {}
         self.sched = deterministic.scheduler(CONFIG, plugins=[Chaos], seed=3)
-        self.backend = self.sched.backend
-        self.log = BindingLog(self.backend)  # type: ignore[arg-type]
+        self.backend = cast(MemoryBackend, self.sched.backend)
+        self.cache = cast(Cache, self.sched.cache)
+        self.queue = cast(SchedulingQueue, self.sched.queue)
+        self.log = BindingLog(self.backend)
         self.nodes = 0
         self.pods = 0
 
@@ -144,14 +149,14 @@ class FaultMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.nodes > 0)
     @rule(data=st.data())
     def delete_node(self, data: Any) -> None:
-        nodes = nodes_of(self.backend)  # type: ignore[arg-type]
+        nodes = nodes_of(self.backend)
         if nodes:
             self.backend.delete(data.draw(st.sampled_from(nodes)))
 
     @precondition(lambda self: self.pods > 0)
     @rule(data=st.data(), waiting=st.booleans())
     def delete_pod(self, data: Any, waiting: bool) -> None:
-        pods = pods_of(self.backend)  # type: ignore[arg-type]
+        pods = pods_of(self.backend)
         if waiting:  # one waiting on Permit, if any
             parked: list[Pod] = []
             self.sched.waiting_pods.iterate(lambda wp: parked.append(wp.pod))
@@ -162,7 +167,7 @@ class FaultMachine(RuleBasedStateMachine):
 
     @rule(times=st.integers(1, 3), operation=st.sampled_from(["bind", "patch_pod_status"]))
     def fail_backend(self, times: int, operation: str) -> None:
-        self.backend.inject_failure(operation, times=times)  # type: ignore[attr-defined]
+        self.backend.inject_failure(operation, times=times)
 
     # -- the plugins ------------------------------------------------------------------------
 
@@ -211,12 +216,12 @@ class FaultMachine(RuleBasedStateMachine):
 
     @invariant()
     def never_over_capacity(self) -> None:
-        assert over_capacity(self.backend) == {}  # type: ignore[arg-type]
+        assert over_capacity(self.backend) == {}
 
     @invariant()
     def cache_equals_backend_and_no_assumed_pod_leaks(self) -> None:
-        dump = self.sched.cache.dump()
-        in_flight = {p.uid for p in self.sched.queue.in_flight_pods()}
+        dump = self.cache.dump()
+        in_flight = {p.uid for p in self.queue.in_flight_pods()}
         waiting: set[str] = set()
         self.sched.waiting_pods.iterate(lambda wp: waiting.add(wp.pod.uid))
         leaked = set(dump.assumed_pods) - in_flight - waiting
@@ -227,10 +232,10 @@ class FaultMachine(RuleBasedStateMachine):
             for p in info.pods
             if p.pod.uid not in dump.assumed_pods
         }
-        live_nodes = {n.name for n in nodes_of(self.backend)}  # type: ignore[arg-type]
+        live_nodes = {n.name for n in nodes_of(self.backend)}
         bound = {
             p.uid: p.spec.node_name
-            for p in pods_of(self.backend)  # type: ignore[arg-type]
+            for p in pods_of(self.backend)
             if p.spec.node_name and p.spec.node_name in live_nodes
         }
         assert {u: n for u, n in cached.items() if n in live_nodes} == bound

@@ -110,7 +110,7 @@ def test_a_long_quiet_costs_no_flushes() -> None:
         flushes.append(sched.clock.now())
         original()
 
-    queue.flush_backoff_q_completed = counting  # type: ignore[method-assign]
-    sched.clock.advance(1e7)  # type: ignore[attr-defined]
+    queue.flush_backoff_q_completed = counting  # type: ignore[method-assign,unused-ignore]
+    sched.clock.advance(1e7)  # type: ignore[attr-defined,unused-ignore]
     assert flushes == []
     assert sched.clock.now() == 1e7

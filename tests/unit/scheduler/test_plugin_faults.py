@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import pytest
 
 from schedframe import framework as fw
 from schedframe.backends import MemoryBackend
+from schedframe.cache import Cache
 from schedframe.config import load_config
 from schedframe.framework import Code, CycleState, NodeInfo, Status
 from schedframe.objects import Container, Node, NodeStatus, ObjectMeta, Pod, PodSpec
+from schedframe.queue import SchedulingQueue
 from schedframe.runtime import Registry
 from schedframe.scheduler import Scheduler, VirtualClock
-
-#: A registry of the installed plugins, read once.
-_INSTALLED = Registry.discover()
 
 
 def _node(name: str, cpu: int = 4000) -> Node:
@@ -116,6 +115,14 @@ def _permit_plugin(failure: object) -> type[Any]:
     return FlakyPermit
 
 
+def _cache(sched: Scheduler) -> Cache:
+    return cast(Cache, sched.cache)
+
+
+def _queue(sched: Scheduler) -> SchedulingQueue:
+    return cast(SchedulingQueue, sched.queue)
+
+
 def _pods(backend: MemoryBackend) -> list[Pod]:
     return [p for p in backend.list("Pod") if isinstance(p, Pod)]
 
@@ -124,7 +131,7 @@ def _assert_all_bound(sched: Scheduler, backend: MemoryBackend, count: int) -> N
     bound = [p for p in _pods(backend) if p.spec.node_name]
     assert len(bound) == count
     assert sched.in_flight() == 0
-    assert not sched.cache.dump().assumed_pods
+    assert not _cache(sched).dump().assumed_pods
 
 
 @pytest.mark.parametrize(
@@ -171,11 +178,11 @@ def test_a_wrong_typed_result_is_an_error_status_naming_the_plugin(point: str, t
     sched, backend = _scheduler(point, plugin)
     backend.create(_pod("p"))
     assert sched.schedule_one()
-    qpi = sched.queue.get_queued_pod_info(_pods(backend)[0].uid)
+    qpi = _queue(sched).get_queued_pod_info(_pods(backend)[0].uid)
     assert qpi is not None
     # Error backoff, not the unschedulable pool; capacity released at once.
     assert [p.name for p in sched.queue.backoff_pods()] == ["p"]
-    assert not sched.cache.dump().assumed_pods
+    assert not _cache(sched).dump().assumed_pods
     messages = [e.note for e in sched.events]
     assert text in messages
 
@@ -197,7 +204,7 @@ def test_a_plugin_that_always_returns_garbage_holds_no_capacity() -> None:
     for i in range(20):
         backend.create(_pod(f"p{i}", cpu=1000))
     sched.run_until_idle(stall_timeout=30.0)
-    dump = sched.cache.dump()
+    dump = _cache(sched).dump()
     assert not dump.assumed_pods
     assert sched.in_flight() == 0
     pending = {p.name for p in sched.queue.pending_pods()}
@@ -228,7 +235,7 @@ def test_a_non_integer_score_is_the_plugins_error(value: object, detail: str) ->
     _BadScore.value = value
     sched, backend = _scheduler("score", _BadScore, nodes=2)
     fwk = sched.profiles["default-scheduler"]
-    nodes = [sched.cache.get_node_info(n) for n in ("n0", "n1")]
+    nodes = [_cache(sched).get_node_info(n) for n in ("n0", "n1")]
     state = CycleState()
     state.skip_score_plugins = set()
     scores, status = fwk.run_score_plugins(state, _pod("p"), [n for n in nodes if n])
@@ -301,7 +308,7 @@ def test_a_bad_permit_timeout_is_an_error_for_the_pod(
     assert sched.schedule_one()
     assert sched.in_flight() == 0
     assert len(sched.waiting_pods) == 0
-    assert not sched.cache.dump().assumed_pods
+    assert not _cache(sched).dump().assumed_pods
     assert [p.name for p in sched.queue.backoff_pods()] == ["p"]
     messages = [e.note for e in sched.events]
     assert any(m.startswith('running Permit plugin "Waits": ') and detail in m for m in messages)
@@ -371,7 +378,7 @@ def test_a_shutdown_exception_from_a_plugin_propagates_but_loses_no_pod(
         sched.run_until_idle()
     # The pod was released and requeued before the exception went on up.
     assert sched.in_flight() == 0
-    assert not sched.cache.dump().assumed_pods
+    assert not _cache(sched).dump().assumed_pods
     assert [p.name for p in sched.queue.pending_pods()] == ["p"]
     # The scheduler still works afterwards: the pod is retried and bound.
     sched.run_until_idle()
@@ -438,5 +445,5 @@ def test_garbage_at_any_point_is_an_error_naming_the_plugin(point: str, prefix: 
     assert len(notes) == 1
     assert f"{prefix}: returned list (['garbage']), expected a " in notes[0], notes[0]
     assert [p.name for p in sched.queue.backoff_pods()] == ["p"]
-    assert not sched.cache.dump().assumed_pods
+    assert not _cache(sched).dump().assumed_pods
     sched.stop()
