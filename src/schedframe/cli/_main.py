@@ -208,26 +208,64 @@ def cli() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _load_cluster(paths: Sequence[str]) -> list[object]:
+#: Where each object was first read: ``(kind, namespace, name) -> file``, per command run.
+_Seen = dict[tuple[str, str, str], str]
+
+
+def _note(seen: _Seen, obj: object, source: str) -> None:
+    """Refuse a second object of one kind, namespace and name, naming both files."""
+    from schedframe.errors import DUPLICATE, FieldIssue, ManifestError
+
+    meta = getattr(obj, "metadata", None)
+    name = getattr(meta, "name", None)
+    if not isinstance(name, str):
+        return
+    kind = type(obj).__name__
+    namespace = getattr(meta, "namespace", "") or ""
+    if kind == "Pod":
+        namespace = namespace or "default"
+    key = (kind, namespace, name)
+    first = seen.get(key)
+    seen.setdefault(key, source)
+    if first is not None:
+        where = "earlier in this file" if first == source else f"in {first}"
+        issue = FieldIssue(
+            path="metadata.name",
+            kind=DUPLICATE,
+            value=f"{namespace}/{name}" if namespace else name,
+            detail=f"a {kind} of this name is already {where}",
+        )
+        raise ManifestError([issue], source=source)
+
+
+def _load_cluster(paths: Sequence[str], seen: _Seen | None = None) -> list[object]:
     from schedframe.objects import LoadReport, load_manifests
 
+    seen = {} if seen is None else seen
     objects: list[object] = []
     report = LoadReport()
     with _manifest_warnings():
-        for path in paths:
-            objects.extend(load_manifests(path, report=report, validate=_validate()))
+        for path in dict.fromkeys(paths):  # a file named twice is read once
+            loaded = load_manifests(path, report=report, validate=_validate())
+            for obj in loaded:
+                _note(seen, obj, str(path))
+            objects.extend(loaded)
     for line in report.lines():  # one line per skipped kind: never silently
         click.echo(line, err=True)
     return objects
 
 
-def _load_workload(paths: Sequence[str]) -> Workload:
+def _load_workload(paths: Sequence[str], seen: _Seen | None = None) -> Workload:
     from schedframe.simulation import Workload, load_workload
 
+    seen = {} if seen is None else seen
     workload = Workload()
     with _manifest_warnings():
-        for path in paths:
-            workload = workload + load_workload(path, validate=_validate())
+        for path in dict.fromkeys(paths):
+            loaded = load_workload(path, validate=_validate())
+            for pod in loaded.pods:
+                _note(seen, pod, str(path))
+            workload = workload + loaded
     return workload
 
 
@@ -320,9 +358,17 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
 )
 @click.option(
     "--until",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=1e10),
     metavar="SECONDS",
     help="Stop at this virtual time (default: when every arrival and completion happened).",
+)
+@click.option(
+    "--max-virtual-time",
+    type=click.FloatRange(min=0, max=1e10),
+    default=365 * 24 * 3600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Never run past this virtual time (one year by default); says so if work was left.",
 )
 @click.option(
     "--decisions",
@@ -365,6 +411,7 @@ def simulate(
     config_path: str | None,
     seed: int,
     until: float | None,
+    max_virtual_time: float,
     decisions_path: str | None,
     plot_dir: str | None,
     plot_pod: str | None,
@@ -409,8 +456,9 @@ def simulate(
             Path(plot_dir).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{plot_dir}: cannot create: {exc.strerror or exc}") from None
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
 
     from schedframe.objects import Pod
@@ -436,10 +484,13 @@ def simulate(
             until=until,
             progress=ProgressDisplay(use_rich=use_rich) if progress else None,
             capture=[*capture, *explained],
+            max_virtual_time=max_virtual_time,
         )
     except SchedframeError as exc:
         raise _with_source(exc, "<stdin>" if config_path == "-" else config_path) from None
 
+    for sentence in result.unsettled:
+        click.echo(f"warning: the scenario did not settle: {sentence}", err=True)
     summary = result.summary()
     _emit(summary.to_dict(), fmt, summary.to_text)
     if decisions_path is not None:
@@ -534,8 +585,9 @@ def explain(
 
     fmt = _format(output_format, as_json)
     use_rich = _rich()
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
     pods = [o for o in cluster if isinstance(o, Pod)]
     target = _find_pod(pod, [*pods, *workload.pods])

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from schedframe._yaml import YAMLError, load_all_strict
+from schedframe._yaml import MAX_INT_DIGITS, YAMLError, load_all_strict, replace_lone_surrogates
 from schedframe.errors import (
     DUPLICATE,
     FORBIDDEN,
@@ -1481,6 +1481,18 @@ def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
+class _JSONTooManyDigits(Exception):
+    pass
+
+
+def _json_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise _JSONTooManyDigits(
+            f"an integer of {len(text)} digits, more than the {MAX_INT_DIGITS} that can be read"
+        )
+    return int(text)
+
+
 class _JSONDuplicate(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
@@ -1499,9 +1511,17 @@ def _load_file(path: Path, report: LoadReport, validate: Validate = "strict") ->
     if path.suffix != ".json":
         return loads_manifests(text, source=source, report=report, validate=validate)
     try:
-        doc = json.loads(text, object_pairs_hook=_reject_duplicates)
+        doc = json.loads(
+            replace_lone_surrogates(text),
+            object_pairs_hook=_reject_duplicates,
+            parse_int=_json_int,
+        )
     except _JSONDuplicate as exc:
         issue = FieldIssue(path="", kind=DUPLICATE, value=exc.key, detail="mapping key repeated")
+        raise ManifestError([issue], source=source) from None
+    except (RecursionError, _JSONTooManyDigits) as exc:
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        issue = FieldIssue(path="", kind=INVALID, detail=f"not valid JSON: {detail}")
         raise ManifestError([issue], source=source) from None
     except json.JSONDecodeError as exc:
         issue = FieldIssue(

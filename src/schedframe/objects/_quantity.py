@@ -279,6 +279,8 @@ def parse_quantity(value: str | int | float) -> Quantity:
     if isinstance(value, bool):
         raise ValueError(_ERR_FORMAT)
     if isinstance(value, int):
+        if value.bit_length() > 10_000:  # beyond what str() converts; no quantity is that big
+            raise ValueError(_ERR_NUMERIC)
         text = str(value)
     elif isinstance(value, float):
         text = repr(value)
@@ -309,6 +311,10 @@ def parse_quantity(value: str | int | float) -> Quantity:
             amount = (
                 Fraction(mantissa * 10**shift) if shift >= 0 else Fraction(mantissa, 10**-shift)
             )
+    elif len(digits) - len(denom) > 20:
+        # At least 10**20 units before the suffix: past 2**63 - 1, which caps a BinarySI
+        # amount anyway (and never past Python's int-conversion limit).
+        amount = Fraction(_INT64_MAX)
     else:
         amount = Fraction(int(digits) * 2**exponent, 10 ** len(denom))
     if amount.denominator != 1 and 10**9 % amount.denominator != 0:

@@ -122,6 +122,7 @@ _READS: Final = frozenset(
         "in_flight_pods",
         "is_backing_off",
         "next_wakeup",
+        "next_leftover_flush",
         "nominated_node_name",
         "nominated_generation",
         "nominated_generations",
@@ -1148,6 +1149,15 @@ class SchedulingQueue:
         or ``None`` when the backoffQ is empty (for the virtual-time driver)."""
         with self._lock:
             return self._backoff.next_completion()
+
+    def next_leftover_flush(self) -> float | None:
+        """The earliest clock time from which :meth:`flush_unschedulable_pods_leftover` may move
+        a pool pod, or ``None`` when the pool is empty (for the virtual-time driver)."""
+        with self._lock:
+            if not self._unschedulable:
+                return None
+            oldest = min(qpi.timestamp for qpi in self._unschedulable.values())
+            return oldest + self._max_in_unschedulable
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
         """Whether ``qpi`` would still be waiting out its backoff now."""

@@ -22,6 +22,7 @@ from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework import batch as fb
 from schedframe.framework._columns import _added_sums
 from schedframe.framework.batch import declares
+from schedframe.runtime._guard import SHUTDOWN, bad_result, check_scores, describe, not_status
 
 if TYPE_CHECKING:
     import numpy as np
@@ -380,6 +381,8 @@ class BatchEngine:
                         )
                         if listed is None:
                             listed = list(map(score_fn, repeat(state), repeat(pod), nodes))
+                        if check_scores(listed, len(nodes)) is not None:
+                            return None  # not one integer per node: the plain path says so
                         scores = np.array(listed, dtype=np.int64)
                     if normalize_fn is not None:
                         normalized = (
@@ -394,10 +397,14 @@ class BatchEngine:
                             status = normalize_fn(state, pod, nsl)
                             if status is not None and not status.is_success():
                                 return None
+                            if check_scores(nsl.scores, len(names)) is not None:
+                                return None
                             normalized = np.array(nsl.scores, dtype=np.int64)
                         scores = normalized
-                except Exception:
-                    return None
+                except SHUTDOWN:
+                    raise
+                except BaseException:
+                    return None  # the plain path reports it with its usual message
                 if len(scores) and _outside_score_range(scores):
                     return None
                 totals += scores * weight
@@ -839,7 +846,9 @@ class _Undecided:
                     else:
                         results.extend(map(fn, rest))
                     break
-                except Exception as exc:  # the call on the next node raised
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:  # the call on the next node raised
                     failure = _raised(f'running "{name}" filter plugin', exc, name)
                     raised[alive[len(results)]] = failure
                     results.append(None)
@@ -849,8 +858,14 @@ class _Undecided:
             for row, status in zip(alive, results, strict=True):
                 if row in raised:
                     out[row] = raised[row]
-                elif status is None or status.code is success:
+                elif status is None or (isinstance(status, Status) and status.code is success):
                     survivors.append(row)
+                elif not_status(status):  # the plugin's error, as the per-node path says it
+                    out[row] = bad_result(
+                        f'running "{name}" filter plugin',
+                        name,
+                        f"returned {describe(status)}, expected a Status or None",
+                    )
                 elif not status.is_rejected():
                     out[row] = _as_error(f'running "{name}" filter plugin', status, name)
                 else:

@@ -40,6 +40,16 @@ from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework import batch as fb
 from schedframe.framework.batch import declares, fast_paths_from_env
 from schedframe.runtime._batch import BatchEngine
+from schedframe.runtime._guard import (
+    SHUTDOWN,
+    bad_result,
+    check_permit_timeout,
+    check_scores,
+    describe,
+    not_instance,
+    not_status,
+    status_or_none,
+)
 from schedframe.runtime._standalone import (
     ClusterView,
     RecordingEventRecorder,
@@ -809,8 +819,12 @@ class Framework:
             name = plugin.name
             try:
                 status = plugin.pre_enqueue(pod)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(f'running PreEnqueue plugin "{name}"', exc, name)
+            if not_status(status):
+                return status_or_none(f'running PreEnqueue plugin "{name}"', name, status)
             if status is not None and not status.is_success():
                 if not status.is_rejected():
                     return _as_error(f'running PreEnqueue plugin "{name}"', status, name)
@@ -840,8 +854,14 @@ class Framework:
                 name = plugin.name
                 try:
                     out = plugin.pre_filter(state, pod, nodes)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return None, _raised(f'running PreFilter plugin "{name}"', exc, name), set()
+                if not_instance(out, (Status, fw.PreFilterResult)):
+                    detail = f"returned {describe(out)}, expected a PreFilterResult, Status or None"
+                    prefix = f'running PreFilter plugin "{name}"'
+                    return None, bad_result(prefix, name, detail), set()
                 if isinstance(out, Status):
                     if out.is_skip():
                         skip.add(name)
@@ -883,8 +903,12 @@ class Framework:
             prefix = f'running AddPod on PreFilter plugin "{name}"'
             try:
                 status = plugin.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and not status.is_success():
                 return _as_error(prefix, status, name)
         return None
@@ -904,8 +928,12 @@ class Framework:
             prefix = f'running RemovePod on PreFilter plugin "{name}"'
             try:
                 status = plugin.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and not status.is_success():
                 return _as_error(prefix, status, name)
         return None
@@ -922,8 +950,12 @@ class Framework:
                 continue
             try:
                 status = filter_fn(state, pod, node_info)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(f'running "{name}" filter plugin', exc, name)
+            if status is not None and type(status) is not Status and not_status(status):
+                return status_or_none(f'running "{name}" filter plugin', name, status)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
                     return _as_error(f'running "{name}" filter plugin', status, name)
@@ -1000,8 +1032,12 @@ class Framework:
             for name, fn in filters:
                 try:
                     status = fn(node_info)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(f'running "{name}" filter plugin', exc, name)
+                if status is not None and type(status) is not Status and not_status(status):
+                    return status_or_none(f'running "{name}" filter plugin', name, status)
                 if status is not None and status.code is not success:
                     if not status.is_rejected():
                         return _as_error(f'running "{name}" filter plugin', status, name)
@@ -1082,8 +1118,16 @@ class Framework:
                 name = plugin.name
                 try:
                     r, status = plugin.post_filter(state, pod, node_to_status)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return None, _raised(f'running PostFilter plugin "{name}"', exc, name)
+                if not_instance(r, fw.PostFilterResult):
+                    detail = f"returned {describe(r)}, expected a PostFilterResult or None"
+                    return None, bad_result(f'running PostFilter plugin "{name}"', name, detail)
+                if not_status(status):
+                    detail = f"returned {describe(status)}, expected a Status or None"
+                    return None, bad_result(f'running PostFilter plugin "{name}"', name, detail)
                 if status is None or status.is_success():
                     return r, Status(Code.SUCCESS)
                 if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -1115,8 +1159,12 @@ class Framework:
                 name = plugin.name
                 try:
                     status = plugin.pre_score(state, pod, nodes)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(f'running PreScore plugin "{name}"', exc, name)
+                if not_status(status):
+                    return status_or_none(f'running PreScore plugin "{name}"', name, status)
                 if status is None or status.is_success():
                     continue
                 if status.is_skip():
@@ -1159,32 +1207,42 @@ class Framework:
                             scores = None
                     if scores is None:
                         scores = [score_fn(state, pod, ni) for ni in nodes]
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return None, _raised(
                         f'running Score plugins: plugin "{name}" failed with',
                         exc,
                         name,
                         typed=False,
                     )
+                problem = check_scores(scores, len(nodes))
+                if problem is not None:
+                    prefix = f'running Score plugins: plugin "{name}" failed with'
+                    return None, bad_result(prefix, name, problem)
                 raw = list(scores) if keep_raw else None
                 if normalize_fn is not None:
                     nsl = fw.NodeScoreList(names, scores)
                     try:
                         status = normalize_fn(state, pod, nsl)
-                    except Exception as exc:
+                    except SHUTDOWN:
+                        raise
+                    except BaseException as exc:
                         return None, _raised(
                             f'running Normalize on Score plugins: plugin "{name}" failed with',
                             exc,
                             name,
                             typed=False,
                         )
+                    prefix = f'running Normalize on Score plugins: plugin "{name}" failed with'
+                    if not_status(status):
+                        return None, status_or_none(prefix, name, status)
                     if status is not None and not status.is_success():
-                        return None, _as_error(
-                            f'running Normalize on Score plugins: plugin "{name}" failed with',
-                            status,
-                            name,
-                        )
+                        return None, _as_error(prefix, status, name)
                     scores = nsl.scores
+                    problem = check_scores(scores, len(nodes))
+                    if problem is not None:
+                        return None, bad_result(prefix, name, problem)
                 by_plugin.append(PluginScores(name, weight, raw, scores))
             totals = [0] * len(nodes)
             for ps in by_plugin:
@@ -1229,8 +1287,12 @@ class Framework:
                 prefix = f'running Reserve plugin "{name}"'
                 try:
                     status = plugin.reserve(state, pod, node_name)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(prefix, exc, name)
+                if not_status(status):
+                    return status_or_none(prefix, name, status)
                 if status is not None and not status.is_success():
                     if status.is_rejected():
                         return status.with_plugin(name)
@@ -1241,11 +1303,16 @@ class Framework:
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve every Reserve plugin in *reverse* order; a failing one is logged and passed."""
+        shutdown: BaseException | None = None
         for plugin in reversed(self.reserve_plugins):
             try:
                 plugin.unreserve(state, pod, node_name)
-            except Exception:
+            except SHUTDOWN as exc:  # the remaining plugins still release the pod first
+                shutdown = shutdown or exc
+            except BaseException:
                 log.exception("Unreserve of plugin %s failed for pod %s", plugin.name, pod.key)
+        if shutdown is not None:
+            raise shutdown
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Permit: a rejection or error stops; any Wait parks the pod as a waiting pod.
@@ -1262,14 +1329,21 @@ class Framework:
                 prefix = f'running Permit plugin "{name}"'
                 try:
                     status = plugin.permit(state, pod, node_name)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(prefix, exc, name)
+                if not_status(status):
+                    return status_or_none(prefix, name, status)
                 if status is None or status.is_success():
                     continue
                 if status.is_rejected():
                     return status.with_plugin(name)
                 if status.is_wait():
-                    timeouts[name] = status.timeout if status.timeout is not None else 0.0
+                    timeout, problem = check_permit_timeout(status.timeout)
+                    if problem is not None:
+                        return bad_result(prefix, name, problem)
+                    timeouts[name] = timeout
                     continue
                 return _as_error(prefix, status, name)
             if timeouts:
@@ -1356,8 +1430,12 @@ class Framework:
             prefix = f'running PreBind plugin "{name}"'
             try:
                 status = plugin.pre_bind(state, pod, node_name)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and not status.is_success():
                 if status.is_rejected():
                     return status.with_plugin(name)
@@ -1372,8 +1450,12 @@ class Framework:
             prefix = f'running Bind plugin "{name}"'
             try:
                 status = plugin.bind(state, pod, node_name)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and status.is_skip():
                 continue
             if status is not None and not status.is_success():
@@ -1385,8 +1467,13 @@ class Framework:
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """PostBind: informational; a failing plugin is logged and the rest still run."""
+        shutdown: BaseException | None = None
         for plugin in self.post_bind_plugins:
             try:
                 plugin.post_bind(state, pod, node_name)
-            except Exception:
+            except SHUTDOWN as exc:
+                shutdown = shutdown or exc
+            except BaseException:
                 log.exception("PostBind of plugin %s failed for pod %s", plugin.name, pod.key)
+        if shutdown is not None:
+            raise shutdown

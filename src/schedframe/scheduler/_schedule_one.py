@@ -38,6 +38,7 @@ from schedframe.framework import (
     PodInfo,
     Status,
 )
+from schedframe.runtime._guard import SHUTDOWN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -708,15 +709,21 @@ def scheduling_cycle(
             Status.from_error(exc),
         )
 
-    reserve = fwk.run_reserve_plugins_reserve(state, assumed_pod, host)
-    if reserve is not None and not reserve.is_success():
-        fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
-        sched.forget(assumed_pod)
-        if reserve.is_rejected():
-            reserve = _rejection_fit_error(pod, host, reserve)
-        return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, reserve
+    try:
+        reserve = fwk.run_reserve_plugins_reserve(state, assumed_pod, host)
+        if reserve is not None and not reserve.is_success():
+            fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
+            sched.forget(assumed_pod)
+            if reserve.is_rejected():
+                reserve = _rejection_fit_error(pod, host, reserve)
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, reserve
 
-    permit = fwk.run_permit_plugins(state, assumed_pod, host)
+        permit = fwk.run_permit_plugins(state, assumed_pod, host)
+    except BaseException as exc:
+        # The runners turn a plugin's failure into a status; what still escapes is the
+        # process's shutdown or a bug. Either way the pod is released and requeued first.
+        _release_and_requeue(sched, state, fwk, assumed_qpi, host, exc, start)
+        raise
     if permit is not None and not permit.is_wait() and not permit.is_success():
         fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
         sched.forget(assumed_pod)
@@ -728,6 +735,26 @@ def scheduling_cycle(
         sched.queue.activate(list(state.pods_to_activate.values()))
         state.pods_to_activate.clear()
     return result, assumed_qpi, None
+
+
+def _release_and_requeue(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    assumed_qpi: fw.QueuedPodInfo,
+    host: str,
+    exc: BaseException,
+    start: float,
+) -> None:
+    """Unreserve, forget and requeue (error backoff) a pod whose scheduling cycle was cut short."""
+    assumed_pod = assumed_qpi.pod
+    log.error("scheduling cycle of pod %s interrupted: %r", assumed_pod.key, exc)
+    try:
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
+    except BaseException:
+        log.exception("Unreserve of pod %s failed", assumed_pod.key)
+    sched.forget(assumed_pod)
+    sched.failure_handler(fwk, assumed_qpi, Status.from_error(exc), CLEAR_NOMINATED_NODE, start)
 
 
 def binding_cycle_start(
@@ -767,7 +794,9 @@ def binding_cycle_start(
 
     try:
         fwk.when_permitted(assumed_qpi.pod, permitted)
-    except Exception as exc:
+    except SHUTDOWN:
+        raise  # from the binding cycle run in place, which already requeued the pod
+    except BaseException as exc:
         log.exception("waiting on permit for pod %s failed", assumed_qpi.pod.key)
         permitted(Status.from_error(exc))
     finally:
@@ -826,22 +855,31 @@ def binding_cycle_finish(
 
     Behind the leadership fence (:meth:`Scheduler.may_bind` false) the cycle is abandoned
     instead: before PreBind, before Bind, or when a failure is seen after the fence closed.
+    A shutdown exception (``KeyboardInterrupt``, ``SystemExit``) from a plugin is re-raised once
+    the pod is handed back.
     """
     if not sched.may_bind():
         abandon_binding_cycle(sched, state, fwk, assumed_qpi, result)
         sched.binding_cycle_ended()
         return
+    shutdown: BaseException | None = None
     try:
-        status = binding_cycle(sched, state, fwk, result, assumed_qpi, permit_status)
-    except Exception as exc:  # never lose the pod: an unexpected failure is an error status
-        log.exception("binding cycle of pod %s failed", assumed_qpi.pod.key)
-        status = Status.from_error(exc)
-    if status is not None and not status.is_success():
-        if status is _ABANDONED or not sched.may_bind():
-            abandon_binding_cycle(sched, state, fwk, assumed_qpi, result)
-        else:
-            handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, status)
-    sched.binding_cycle_ended()
+        try:
+            status = binding_cycle(sched, state, fwk, result, assumed_qpi, permit_status)
+        except BaseException as exc:  # never lose the pod: an error status, then requeue
+            log.exception("binding cycle of pod %s failed", assumed_qpi.pod.key)
+            status = Status.from_error(exc)
+            if isinstance(exc, SHUTDOWN):
+                shutdown = exc  # the process is stopping: re-raised once the pod is requeued
+        if status is not None and not status.is_success():
+            if status is _ABANDONED or not sched.may_bind():
+                abandon_binding_cycle(sched, state, fwk, assumed_qpi, result)
+            else:
+                handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, status)
+    finally:
+        sched.binding_cycle_ended()
+    if shutdown is not None:
+        raise shutdown
 
 
 #: What :func:`binding_cycle` returns when the fence closed between PreBind and Bind.

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
+from schedframe.runtime._guard import SHUTDOWN
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
 from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
 from schedframe.scheduler._failure import handle_scheduling_failure
@@ -302,6 +303,7 @@ class Scheduler:
         self._attempts = 0
         # Spin detection (deterministic mode): attempts per pod at the instant ``_spin_at``.
         self._spin_at: float | None = None
+        self._stalled_pods: tuple[str, ...] = ()
         self._attempts_at: dict[str, int] = {}
         self._spinning = False
 
@@ -376,9 +378,27 @@ class Scheduler:
             PluginError: a plugin failed to build.
         """
         from schedframe.config import KubeSchedulerConfiguration, load_config
+        from schedframe.errors import ConfigError
 
+        source = config if isinstance(config, str | os.PathLike) else None
         if not isinstance(config, KubeSchedulerConfiguration):
             config = load_config(config)
+        if source is not None:  # plugin args are decoded below: their errors name the file too
+            try:
+                return cls.from_config(
+                    config,
+                    backend,
+                    registry=registry,
+                    clock=clock,
+                    seed=seed,
+                    deterministic=deterministic,
+                    hooks=hooks,
+                    binding_workers=binding_workers,
+                )
+            except ConfigError as exc:
+                if exc.source is None:
+                    raise exc.with_source(os.fspath(source)) from None
+                raise
         if clock is None:
             clock = VirtualClock() if deterministic else RealClock()
         if backend is None:
@@ -410,12 +430,21 @@ class Scheduler:
         self._started = True
         # Upstream SchedulingQueue.Run: wait.Until(flushBackoffQCompleted, 1s) and
         # wait.Until(flushUnschedulablePodsLeftover, 30s).
+        # ``due``: a virtual clock skips the periods where a flush would move nothing.
         self._timers.append(
-            call_every(self.clock, BACKOFF_FLUSH_PERIOD, self._flush_backoff_q_completed)
+            call_every(
+                self.clock,
+                BACKOFF_FLUSH_PERIOD,
+                self._flush_backoff_q_completed,
+                due=self.queue.next_wakeup,
+            )
         )
         self._timers.append(
             call_every(
-                self.clock, UNSCHEDULABLE_FLUSH_PERIOD, self._flush_unschedulable_pods_leftover
+                self.clock,
+                UNSCHEDULABLE_FLUSH_PERIOD,
+                self._flush_unschedulable_pods_leftover,
+                due=self.queue.next_leftover_flush,
             )
         )
 
@@ -458,12 +487,14 @@ class Scheduler:
             self._note_attempt(qpi.pod.uid)
         try:
             _schedule_one_pod(self, qpi)
-        except Exception:  # a bug: keep the loop alive, never lose the pod
+        except BaseException as exc:  # a bug or a shutdown: never lose the pod
             log.exception("scheduling cycle of pod %s crashed", qpi.pod.key)
             try:
                 self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
             except Exception:
                 log.exception("requeueing pod %s failed", qpi.pod.key)
+            if isinstance(exc, SHUTDOWN):
+                raise  # the process's own stop (see schedframe.runtime._guard)
         if self.deterministic:
             self._drain_tasks()
         return True
@@ -475,12 +506,15 @@ class Scheduler:
         and no pod in backoff — pods left in the unschedulable pool wait for a cluster event,
         as upstream. Pods in backoff are retried as their backoff ends; if ``stall_timeout``
         seconds (virtual in deterministic mode) pass without a pod being bound, the run stops
-        anyway (a persistent error would otherwise retry forever). In deterministic mode the
+        anyway (a persistent error would otherwise retry forever), and so it does while pods
+        wait on Permit, once the longest wait they asked for has passed too (a plugin that
+        keeps making pods wait); the pods it gave up on are in :attr:`stalled_pods`. In deterministic mode the
         virtual clock is advanced from timer to timer while waiting, and also when a pod keeps
         being requeued at once by its own failures (``SPIN_ATTEMPTS`` attempts of one pod at one
         instant).
         """
         self._ensure_started()
+        self._stalled_pods = ()
         cycles = 0
         bound = self._bound
         last_progress = self.clock.now()
@@ -496,12 +530,8 @@ class Scheduler:
                     bound = self._bound
                     last_progress = self.clock.now()
                 self._skip_spin()
-                if not self.in_flight() and self.clock.now() - last_progress >= stall_timeout:
-                    log.info(
-                        "run_until_idle: no pod bound for %ss while pods kept being requeued "
-                        "at once, stopping",
-                        stall_timeout,
-                    )
+                if self._stalled_since(last_progress, stall_timeout):
+                    self._report_stall(stall_timeout, "while pods kept being requeued at once")
                     break
                 continue
             if self._bound != bound:
@@ -511,8 +541,8 @@ class Scheduler:
             backoff = bool(self.queue.backoff_pods())
             if not in_flight and not backoff:
                 break
-            if not in_flight and self.clock.now() - last_progress >= stall_timeout:
-                log.info("run_until_idle: no pod bound for %ss, stopping", stall_timeout)
+            if self._stalled_since(last_progress, stall_timeout):
+                self._report_stall(stall_timeout, "")
                 break
             if self.deterministic:
                 assert isinstance(self.clock, VirtualClock)
@@ -585,14 +615,53 @@ class Scheduler:
         if attempts >= SPIN_ATTEMPTS:
             self._spinning = True
 
+    def _stalled_since(self, last_progress: float, stall_timeout: float) -> bool:
+        """No pod bound for ``stall_timeout`` seconds, and nothing under way that could still
+        bind one: pods parked on Permit add the longest wait they asked for (their timeouts
+        resolve them by then; a plugin that keeps making pods wait is no progress); a binding
+        task running or queued is progress."""
+        limit = stall_timeout
+        if self.in_flight():
+            if self._tasks or not len(self.waiting_pods):
+                return False
+            waits: list[float] = []
+            self.waiting_pods.iterate(lambda wp: waits.append(wp.longest_wait))
+            limit += max(waits, default=0.0)
+        return self.clock.now() - last_progress >= limit
+
+    def _report_stall(self, stall_timeout: float, how: str) -> None:
+        """Record and log the pods a stalled run leaves behind (see :attr:`stalled_pods`)."""
+        keys = {p.key for p in self.queue.pending_pods()}
+        self.waiting_pods.iterate(lambda wp: keys.add(wp.pod.key))
+        self._stalled_pods = tuple(sorted(keys))
+        shown = ", ".join(self._stalled_pods[:10])
+        more = len(self._stalled_pods) - 10
+        log.warning(
+            "run_until_idle: no pod bound for %ss%s, stopping; %d pod(s) cannot settle: %s%s",
+            stall_timeout,
+            f" {how}" if how else "",
+            len(self._stalled_pods),
+            shown,
+            f" and {more} more" if more > 0 else "",
+        )
+
+    @property
+    def stalled_pods(self) -> tuple[str, ...]:
+        """``namespace/name`` of the pods the last :meth:`run_until_idle` gave up on because no
+        pod was bound within its ``stall_timeout`` (a plugin that always waits, a persistent
+        error); empty when the last run ended idle."""
+        return self._stalled_pods
+
     def _skip_spin(self) -> None:
         """Move the virtual clock to the next timer, as the time a real scheduler spends
         retrying would (a tick when no timer is pending, so the stall limit is reached)."""
         assert isinstance(self.clock, VirtualClock)
+        self.clock.run_due()
+        now = self.clock.now()
         deadline = self.clock.next_deadline()
-        if deadline is None:
-            deadline = self.clock.now() + BACKOFF_FLUSH_PERIOD
-        self.clock.advance_to(deadline)
+        tick = now + BACKOFF_FLUSH_PERIOD
+        # Time must move, even past timers due now (a Permit wait of zero re-armed each cycle).
+        self.clock.advance_to(tick if deadline is None or deadline <= now else min(deadline, tick))
 
     def stop(self, grace: float | None = None) -> None:
         """Stop the loop: cancel timers, close the queue, stop watching, finish bindings,
@@ -770,7 +839,11 @@ class Scheduler:
     def _run_task(self, task: Callable[[], None]) -> None:
         try:
             task()
-        except Exception:
+        except SHUTDOWN:
+            if self.deterministic:
+                raise  # the caller's thread: its stop request goes on up
+            log.exception("binding task raised a shutdown exception; its pod was requeued")
+        except BaseException:
             log.exception("binding task crashed")
 
     def _drain_tasks(self) -> None:

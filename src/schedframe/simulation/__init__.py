@@ -21,6 +21,7 @@ spec (see :func:`load_workload`); plots need matplotlib (:func:`plot_simulation`
 from __future__ import annotations
 
 from schedframe.simulation._engine import (
+    DEFAULT_MAX_VIRTUAL_TIME,
     Decision,
     PodRecord,
     Progress,
@@ -55,6 +56,7 @@ from schedframe.simulation._workload import (
 __all__ = [
     "ANNOTATION_ARRIVAL",
     "ANNOTATION_DURATION",
+    "DEFAULT_MAX_VIRTUAL_TIME",
     "LATENCY_PERCENTILES",
     "MATPLOTLIB_HINT",
     "Arrival",

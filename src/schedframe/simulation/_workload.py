@@ -80,6 +80,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ANNOTATION_ARRIVAL",
     "ANNOTATION_DURATION",
+    "MAX_COUNT",
+    "MAX_SECONDS",
     "Arrival",
     "Workload",
     "generate_workload",
@@ -91,6 +93,12 @@ __all__ = [
 ANNOTATION_ARRIVAL = "schedframe.io/arrival"
 #: Pod annotation: seconds the pod runs once bound, then completes (manifest workloads).
 ANNOTATION_DURATION = "schedframe.io/duration"
+#: The longest time a workload may name (arrival, gap, duration), in seconds: about 317
+#: years. Virtual time starts at the epoch and objects carry datetimes, which end in 9999;
+#: this also bounds ``rate`` from below (``1 / MAX_SECONDS``).
+MAX_SECONDS = 1e10
+#: The most pods one workload group may ask for.
+MAX_COUNT = 1_000_000
 
 _SPEC_KIND = "Workload"
 _SPEC_API_VERSION = "schedframe.io/v1alpha1"
@@ -169,13 +177,13 @@ def _seconds_annotation(pod: Pod, key: str, issues: list[FieldIssue]) -> float |
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value < 0:
+    if not math.isfinite(value) or value < 0 or value > MAX_SECONDS:
         issues.append(
             FieldIssue(
                 path=f"metadata.annotations[{key}]",
                 kind=INVALID,
                 value=raw,
-                detail="must be a non-negative number of seconds",
+                detail=f"must be a non-negative number of seconds, at most {MAX_SECONDS:g}",
             )
         )
         return None
@@ -227,7 +235,14 @@ class _Issues:
                 self.add(f"{base}.{key}" if base else str(key), UNKNOWN_FIELD)
 
     def number(
-        self, d: Mapping[str, object], key: str, path: str, *, minimum: float, strict: bool
+        self,
+        d: Mapping[str, object],
+        key: str,
+        path: str,
+        *,
+        minimum: float,
+        strict: bool,
+        maximum: float = MAX_SECONDS,
     ) -> float | None:
         value = d.get(key)
         if value is None:
@@ -235,11 +250,18 @@ class _Issues:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.add(path, INVALID, "must be a number", value)
             return None
-        if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond any float
+            number = math.inf
+        if not math.isfinite(number) or number < minimum or (strict and number == minimum):
             relation = "greater than" if strict else "at least"
             self.add(path, INVALID, f"must be {relation} {minimum:g}", value)
             return None
-        return float(value)
+        if number > maximum:
+            self.add(path, INVALID, f"must be at most {maximum:g}", value)
+            return None
+        return number
 
 
 @attrs.frozen
@@ -269,6 +291,8 @@ def _group(
     count = raw.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         issues.add(f"{path}.count", INVALID, "must be a non-negative integer", count)
+    elif count > MAX_COUNT:
+        issues.add(f"{path}.count", INVALID, f"must be at most {MAX_COUNT}", count)
 
     at, every, rate = 0.0, None, None
     arrival = raw.get("arrival")
@@ -280,7 +304,9 @@ def _group(
             issues.unknown(arrival, ("at", "every", "rate"), apath)
             at = issues.number(arrival, "at", f"{apath}.at", minimum=0, strict=False) or 0.0
             every = issues.number(arrival, "every", f"{apath}.every", minimum=0, strict=False)
-            rate = issues.number(arrival, "rate", f"{apath}.rate", minimum=0, strict=True)
+            rate = issues.number(
+                arrival, "rate", f"{apath}.rate", minimum=1 / MAX_SECONDS, strict=False
+            )
             if "every" in arrival and "rate" in arrival:
                 issues.add(apath, INVALID, "set either every or rate, not both")
 

@@ -181,6 +181,18 @@ class NodeResourcesFitArgs:
                 )
             )
         issues.extend(validate_resources(strategy.resources, "scoringStrategy.resources"))
+        if (
+            strategy.type == REQUESTED_TO_CAPACITY_RATIO
+            and strategy.requested_to_capacity_ratio is None
+        ):
+            # Upstream does not check this and fails building the plugin; say where instead.
+            issues.append(
+                errors.FieldIssue(
+                    path="scoringStrategy.requestedToCapacityRatio",
+                    kind=errors.REQUIRED,
+                    detail="scoring strategy RequestedToCapacityRatio needs a shape",
+                )
+            )
         if strategy.requested_to_capacity_ratio is not None:
             # Upstream reports the shape under scoringStrategy.shape.
             issues.extend(
