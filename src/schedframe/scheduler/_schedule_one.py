@@ -702,8 +702,7 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
     if status is not None and not status.is_success():
         sched.failure_handler(fwk, assumed_qpi, status, result.nominating_info, start)
         label = "unschedulable" if status.is_rejected() else "error"
-        sched.notify(
-            "schedframe_cycle_finished",
+        sched.observers.cycle_finished(
             pod=pod,
             profile=fwk.profile_name,
             result=label,
@@ -719,8 +718,7 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
             attempts=assumed_qpi.attempts,
         )
     )
-    sched.notify(
-        "schedframe_cycle_finished",
+    sched.observers.cycle_finished(
         pod=pod,
         profile=fwk.profile_name,
         result="scheduled",
@@ -770,6 +768,7 @@ def scheduling_cycle(
         if not fwk.has_post_filter_plugins():
             status = Status(Code.UNSCHEDULABLE, error=fit)
             return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, status
+        sched.observers.preemption_attempted(pod=pod, profile=fwk.profile_name)
         post_result, post_status = fwk.run_post_filter_plugins(
             state, pod, fit.diagnosis.node_to_status
         )
@@ -780,8 +779,7 @@ def scheduling_cycle(
         nominating = post_result.nominating_info if post_result is not None else None
         victims = sched.preemption_victims(pod.uid, state)
         if victims and nominating is not None and nominating.nominated_node_name:
-            sched.notify(
-                "schedframe_preemption",
+            sched.observers.preemption(
                 preemptor=pod,
                 node_name=nominating.nominated_node_name,
                 victims=victims,
@@ -974,12 +972,13 @@ def binding_cycle(
             attempts=assumed_qpi.attempts,
         )
     )
-    sched.notify(
-        "schedframe_pod_scheduled",
+    first = assumed_qpi.initial_attempt_timestamp
+    sched.observers.pod_scheduled(
         pod=assumed,
         node_name=host,
         profile=fwk.profile_name,
         attempts=assumed_qpi.attempts,
+        queued_seconds=None if first is None else sched.clock.now() - first,
     )
     fwk.run_post_bind_plugins(state, assumed, host)
     if state.pods_to_activate:

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
+from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
@@ -187,6 +188,8 @@ class Scheduler:
         self.seed = seed if seed is not None else (0 if deterministic else None)
         self.rng = random.Random(self.seed)
         self.hooks = hooks
+        #: Typed, isolated calls of the observer hooks (see :class:`~schedframe.hooks.Observers`).
+        self.observers = Observers(hooks)
         #: Upstream's ``NominatedNodeNameForExpectation``: PreBindPreFlight runs first in the
         #: binding cycle, and a pod PreBind will work on (or that waits on Permit) gets its
         #: ``nominatedNodeName`` set to the chosen node before the wait.
@@ -251,6 +254,7 @@ class Scheduler:
             cluster=self.cluster,
             pods=self.pod_store,
         )
+        self.handlers.observers = self.observers
 
         self.results: dict[str, ScheduleResult] = {}
         self._results_lock = threading.Lock()
@@ -657,13 +661,9 @@ class Scheduler:
                 self._bound += 1
 
     def notify(self, hook: str, **kwargs: Any) -> None:
-        """Call observer hook ``hook`` if a plugin manager was given; failures are logged."""
-        if self.hooks is None:
-            return
-        try:
-            getattr(self.hooks.hook, hook)(**kwargs)
-        except Exception:
-            log.exception("observer hook %s failed", hook)
+        """Call observer hook ``hook`` by name; each observer on its own (see
+        :attr:`observers`, whose typed methods the scheduler itself uses)."""
+        self.observers.call(hook, **kwargs)
 
     def preemption_victims(
         self, preemptor_uid: str, state: fw.CycleState | None = None
