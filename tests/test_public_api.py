@@ -15,6 +15,7 @@ PUBLIC_MODULES = [
     "schedframe.config",
     "schedframe.runtime",
     "schedframe.hooks",
+    "schedframe.metrics",
     "schedframe.cache",
     "schedframe.backends",
     "schedframe.queue",
