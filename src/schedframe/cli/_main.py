@@ -252,6 +252,13 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     metavar="POD",
     help="Also explain POD's first attempt, on the cluster as it saw it. Repeatable.",
 )
+@click.option(
+    "--metrics",
+    "metrics_path",
+    metavar="FILE",
+    help="Write kube-scheduler's Prometheus metrics (text format) to FILE at the end "
+    "(needs prometheus-client: pip install 'schedframe[metrics]').",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
     "--progress/--no-progress",
@@ -271,6 +278,7 @@ def simulate(
     plot_dir: str | None,
     plot_pod: str | None,
     explain_pods: tuple[str, ...],
+    metrics_path: str | None,
     as_json: bool,
     progress: bool,
 ) -> None:
@@ -302,6 +310,17 @@ def simulate(
             Path(output).open("w", encoding="utf-8").close()
         except OSError as exc:
             raise InputError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    scheduler_metrics = None
+    if metrics_path is not None:
+        try:
+            from schedframe.metrics import SchedulerMetrics
+        except ImportError as exc:
+            raise InputError(f"--metrics: {exc} (pip install 'schedframe[metrics]')") from None
+        try:
+            Path(metrics_path).open("w", encoding="utf-8").close()
+        except OSError as exc:
+            raise InputError(f"{metrics_path}: cannot write: {exc.strerror or exc}") from None
+        scheduler_metrics = SchedulerMetrics()
     if plot_dir is not None:
         try:
             Path(plot_dir).mkdir(parents=True, exist_ok=True)
@@ -334,6 +353,7 @@ def simulate(
             until=until,
             progress=ProgressDisplay(use_rich=use_rich) if progress else None,
             capture=[*capture, *explained],
+            metrics=scheduler_metrics,
         )
     except SchedframeError as exc:
         raise _with_source(exc, config_path) from None
@@ -346,6 +366,9 @@ def simulate(
     if output is not None:
         result.write_jsonl(output)
         click.echo(f"\nDecisions: {output} ({len(result.decisions)} lines)", err=as_json)
+    if scheduler_metrics is not None and metrics_path is not None:
+        Path(metrics_path).write_text(scheduler_metrics.exposition(), encoding="utf-8")
+        click.echo(f"Metrics: {metrics_path}", err=as_json)
     if plot_dir is not None:
         written = plot_simulation(result, plot_dir, pod=capture[0] if capture else None)
         click.echo(f"Plots: {', '.join(str(p) for p in written)}", err=as_json)

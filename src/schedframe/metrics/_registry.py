@@ -246,10 +246,24 @@ class SchedulerMetrics:
             queue.on_incoming = self._on_incoming
 
     def exposition(self) -> str:
-        """The Prometheus text exposition of the registry."""
-        from prometheus_client.exposition import generate_latest
-
-        return generate_latest(self.registry).decode()
+        """The registry in the Prometheus text format (version 0.0.4), numbers spelled as Go's
+        client spells them (``10``, not ``10.0``), as kube-scheduler serves them."""
+        lines: list[str] = []
+        for metric in self.registry.collect():
+            name = metric.name + "_total" if metric.type == "counter" else metric.name
+            lines.append(f"# HELP {name} {_escape_help(metric.documentation)}")
+            lines.append(f"# TYPE {name} {metric.type}")
+            for sample in metric.samples:
+                if sample.name.endswith("_created"):
+                    continue
+                # Go's client sorts label names, and appends ``le`` last.
+                pairs = sorted((k, v) for k, v in sample.labels.items() if k != "le")
+                if "le" in sample.labels:
+                    pairs.append(("le", sample.labels["le"]))
+                labels = ",".join(f'{k}="{_escape_label(v)}"' for k, v in pairs)
+                labelled = f"{sample.name}{{{labels}}}" if labels else sample.name
+                lines.append(f"{labelled} {_go_float(float(sample.value))}")
+        return "\n".join(lines) + "\n"
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -406,10 +420,20 @@ class SchedulerMetrics:
                 yield hist
 
 
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _escape_label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
 def _go_float(value: float) -> str:
     """A bucket bound as Go's ``strconv.FormatFloat(v, 'g', -1, 64)`` spells it."""
     if math.isinf(value):
-        return "+Inf"
+        return "+Inf" if value > 0 else "-Inf"
+    if math.isnan(value):
+        return "NaN"
     if value.is_integer() and abs(value) < 1e21:
         return str(int(value))
     return repr(value)

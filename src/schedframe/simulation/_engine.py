@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from schedframe.backends import WatchEvent
     from schedframe.config import KubeSchedulerConfiguration
     from schedframe.explain import Explanation
+    from schedframe.metrics import SchedulerMetrics
     from schedframe.runtime import Framework, Registry
     from schedframe.simulation._summary import Summary
 
@@ -344,6 +345,7 @@ class _Engine:
         progress: Callable[[Progress], None] | None,
         progress_interval: float,
         capture: Iterable[str],
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         from schedframe.backends import MemoryBackend
         from schedframe.hooks import plugin_manager
@@ -416,7 +418,8 @@ class _Engine:
             *self.initial_pods,
         ]
         self.backend = MemoryBackend(static, clock=self.clock)
-        pm = plugin_manager(load_entry_points=False)
+        # Installed observers (group schedframe.hooks) watch simulations too.
+        pm = plugin_manager()
         pm.register(self, name="schedframe-simulation")
         self.sched = _SimScheduler(
             config,
@@ -427,6 +430,8 @@ class _Engine:
             deterministic=True,
             hooks=pm,
         )
+        if metrics is not None:
+            metrics.attach(self.sched)
 
         self.decisions: list[Decision] = []
         self.usage: list[UsageChange] = []
@@ -760,6 +765,7 @@ def simulate(
     progress: Callable[[Progress], None] | None = None,
     progress_interval: float = 0.5,
     capture: Iterable[str] = (),
+    metrics: SchedulerMetrics | None = None,
 ) -> SimulationResult:
     """Run a workload on a cluster with a real scheduler in deterministic virtual time.
 
@@ -783,6 +789,10 @@ def simulate(
         progress_interval: wall seconds between progress calls.
         capture: ``namespace/name`` of pods whose first attempt should be explainable
             afterwards with :meth:`SimulationResult.explain`.
+        metrics: upstream's scheduler metrics to feed (``schedframe[metrics]``); read them
+            with :meth:`~schedframe.metrics.SchedulerMetrics.exposition` after the run.
+            Observers installed in the ``schedframe.hooks`` entry-point group are loaded too
+            (unless ``SCHEDFRAME_DISABLE_HOOK_AUTOLOAD`` is set).
 
     Returns:
         The :class:`SimulationResult`; the same inputs always give the same result (wall
@@ -818,6 +828,7 @@ def simulate(
             progress=progress,
             progress_interval=progress_interval,
             capture=capture,
+            metrics=metrics,
         )
     except ConfigError as exc:
         if exc.source is None and source is not None:

@@ -90,7 +90,7 @@ def run(
     from schedframe import hooks
     from schedframe.backends.kubernetes._backend import KubernetesBackend
     from schedframe.backends.kubernetes._leaderelection import LeaderElectionLost, LeaderElector
-    from schedframe.backends.kubernetes._metrics import HealthServer, Metrics, MetricsObserver
+    from schedframe.backends.kubernetes._metrics import HealthServer, Metrics
     from schedframe.config import load_config
     from schedframe.scheduler import Scheduler
 
@@ -150,9 +150,8 @@ def run(
             _start(backend, sync_timeout, stop)
         if not stop.is_set():
             manager = hooks.plugin_manager()
-            manager.register(MetricsObserver(metrics))
             sched = Scheduler(config, backend, hooks=manager, binding_workers=binding_workers)
-            _register_queue_metrics(metrics, sched)
+            _serve_scheduler_metrics(metrics, sched)
             log.info("scheduling pods of %s", ", ".join(sorted(sched.profiles)))
             while not stop.is_set():
                 sched.run(duration=0.5)
@@ -165,6 +164,23 @@ def run(
         server.stop()
     if lost:
         raise lost[0]
+
+
+def _serve_scheduler_metrics(metrics: Any, sched: Any) -> None:
+    """Upstream's scheduler families (schedframe.metrics) on /metrics; without the
+    ``metrics`` extra, the few counted here."""
+    try:
+        from schedframe.metrics import SchedulerMetrics
+    except ImportError:  # pragma: no cover - prometheus-client is an extra
+        from schedframe.backends.kubernetes._metrics import MetricsObserver
+
+        log.warning("prometheus-client is not installed: pip install 'schedframe[metrics]'")
+        sched.hooks.register(MetricsObserver(metrics))
+        _register_queue_metrics(metrics, sched)
+        return
+    scheduler_metrics = SchedulerMetrics()
+    scheduler_metrics.attach(sched)
+    metrics.add_exposition(scheduler_metrics.exposition)
 
 
 def _start(backend: Any, timeout: float, stop: threading.Event) -> None:
