@@ -16,6 +16,7 @@ PUBLIC_MODULES = [
     "schedframe.runtime",
     "schedframe.hooks",
     "schedframe.metrics",
+    "schedframe.extender",
     "schedframe.cache",
     "schedframe.backends",
     "schedframe.queue",

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
+from schedframe.extender import HTTPExtender
 from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
@@ -203,11 +204,6 @@ class Scheduler:
         self.event_recorder = _ObservingRecorder(cast("fw.Binder", backend))
         self._nominator = _QueueNominator()
 
-        if config.extenders:
-            log.warning(
-                "scheduler extenders are not supported; %d configured extender(s) ignored",
-                len(config.extenders),
-            )
         registry = registry if registry is not None else Registry.discover()
         self.profiles: dict[str, Framework] = {}
         for index, profile in enumerate(config.profiles):
@@ -247,6 +243,9 @@ class Scheduler:
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
             update_snapshot=self.cache.update_snapshot,
         )
+        self.algorithm.extenders = tuple(HTTPExtender(e) for e in config.extenders)
+        for fwk in self.profiles.values():
+            fwk.extenders = self.algorithm.extenders
         self.handlers = EventHandlers(
             cache=self.cache,
             queue=self.queue,
