@@ -177,14 +177,16 @@ class ExtenderServer:
         self._faults: dict[str, Fault] = {}
         self._lock = threading.Lock()
         self._server: _Server | None = None
+        self._port: int | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``, the ``urlPrefix`` to configure (after :meth:`start`)."""
-        if self._server is None:
+        """``http://127.0.0.1:<port>``, the ``urlPrefix`` to configure (once :meth:`start` ran;
+        it stays the same after :meth:`stop`)."""
+        if self._port is None:
             raise RuntimeError("ExtenderServer is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self._port}"
 
     def fault(
         self, verb: str, *, delay: float = 0.0, status: int = 200, body: bytes | None = None
@@ -214,6 +216,7 @@ class ExtenderServer:
     def start(self) -> ExtenderServer:
         """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
         self._server = _Server(self)
+        self._port = int(self._server.server_address[1])
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
