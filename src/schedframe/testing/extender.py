@@ -23,6 +23,7 @@ Every request is kept in :attr:`ExtenderServer.calls` as ``(verb, request)``.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -153,6 +154,8 @@ class ExtenderServer:
         preempt: the ``preempt`` verb.
         bind: the ``bind`` verb.
         verbs: more verbs, by name (for other verb names in the configuration).
+        tls: serve HTTPS with this server-side context (its certificate, and a CA to ask
+            clients for certificates when ``verify_mode`` requires them).
     """
 
     def __init__(
@@ -163,6 +166,7 @@ class ExtenderServer:
         preempt: Handler | None = None,
         bind: Handler | None = None,
         verbs: Mapping[str, Handler] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.verbs: dict[str, Handler] = dict(verbs or {})
         for name, handler in (
@@ -178,15 +182,17 @@ class ExtenderServer:
         self._lock = threading.Lock()
         self._server: _Server | None = None
         self._port: int | None = None
+        self._tls = tls
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``, the ``urlPrefix`` to configure (once :meth:`start` ran;
+        """``http://127.0.0.1:<port>`` (``https`` with ``tls``), the ``urlPrefix`` to configure (once :meth:`start` ran;
         it stays the same after :meth:`stop`)."""
         if self._port is None:
             raise RuntimeError("ExtenderServer is not started")
-        return f"http://127.0.0.1:{self._port}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self._port}"
 
     def fault(
         self, verb: str, *, delay: float = 0.0, status: int = 200, body: bytes | None = None
@@ -216,6 +222,8 @@ class ExtenderServer:
     def start(self) -> ExtenderServer:
         """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
         self._server = _Server(self)
+        if self._tls is not None:
+            self._server.socket = self._tls.wrap_socket(self._server.socket, server_side=True)
         self._port = int(self._server.server_address[1])
         self._thread = threading.Thread(
             target=self._server.serve_forever,
