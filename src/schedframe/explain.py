@@ -522,8 +522,9 @@ def explain(
         PluginError: a plugin failed to build.
     """
     from schedframe.cache import Cache, Snapshot
+    from schedframe.extender import apply_ignored_resources
 
-    cfg = _load(config)
+    cfg = apply_ignored_resources(_load(config))
     classes = tuple(priority_classes)
     pod = _admitted(pod, classes)
     pods = [_admitted(p, classes) for p in pods]

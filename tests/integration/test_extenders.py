@@ -5,8 +5,9 @@ answers garbage, an ignorable one, a binder and a preempting one."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
+import attrs
 import pytest
 
 from schedframe.backends import MemoryBackend
@@ -17,6 +18,8 @@ from schedframe.testing.extender import ExtenderServer, keep_nodes, score_nodes
 from ._support import config, make_node, make_pod, new_scheduler, pods_of
 
 pytestmark = pytest.mark.integration
+
+GPU: Final = "example.com/gpu"
 
 
 def _bound(backend: MemoryBackend) -> dict[str, str]:
@@ -204,3 +207,45 @@ def test_an_extender_dropping_every_candidate_stops_preemption() -> None:
         backend.create(make_pod("high", cpu=800, priority=100))
         sched.run_until_idle()
     assert _bound(backend) == {"low": "n1"}
+
+
+def test_resources_ignored_by_scheduler_leave_node_resources_fit() -> None:
+    def gpu_pod(name: str) -> Pod:
+        base = make_pod(name)
+        container = attrs.evolve(
+            base.spec.containers[0], requests={**base.spec.containers[0].requests, GPU: 1}
+        )
+        return attrs.evolve(base, spec=attrs.evolve(base.spec, containers=(container,)))
+
+    with ExtenderServer(filter=keep_nodes(lambda n: True)) as server:
+        entry = {
+            "urlPrefix": server.url,
+            "filterVerb": "filter",
+            "managedResources": [{"name": GPU, "ignoredByScheduler": True}],
+        }
+        # No node has the resource: without the extender's word, Insufficient example.com/gpu.
+        sched, backend = _start([entry], nodes=1)
+        backend.create(gpu_pod("p"))
+        sched.run_until_idle()
+        assert server.verbs_called() == ["filter"]
+    assert _bound(backend) == {"p": "n1"}
+    fit = [pc for pc in sched.config.profiles[0].plugin_config if pc.name == "NodeResourcesFit"]
+    assert [pc.args for pc in fit] == [{"ignoredResources": [GPU]}]
+
+
+def test_managed_resources_not_ignored_still_count() -> None:
+    with ExtenderServer(filter=keep_nodes(lambda n: True)) as server:
+        entry = {
+            "urlPrefix": server.url,
+            "filterVerb": "filter",
+            "managedResources": [{"name": GPU}],
+        }
+        sched, backend = _start([entry], nodes=1)
+        base = make_pod("p")
+        container = attrs.evolve(
+            base.spec.containers[0], requests={**base.spec.containers[0].requests, GPU: 1}
+        )
+        backend.create(attrs.evolve(base, spec=attrs.evolve(base.spec, containers=(container,))))
+        sched.run_until_idle()
+    result = next(iter(sched.results.values()))
+    assert result.message.startswith("0/1 nodes are available: 1 Insufficient example.com/gpu.")

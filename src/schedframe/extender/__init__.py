@@ -15,6 +15,7 @@ from schedframe.extender._http import (
     Victims,
 )
 from schedframe.extender._scheduling import (
+    apply_ignored_resources,
     call_extenders,
     extender_scores,
     extenders_binding,
@@ -28,6 +29,7 @@ __all__ = [
     "ExtenderError",
     "HTTPExtender",
     "Victims",
+    "apply_ignored_resources",
     "call_extenders",
     "extender_scores",
     "extenders_binding",

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
+
+import attrs
 
 from schedframe.extender._http import (
     EXTENDER_NAME,
@@ -18,10 +20,12 @@ from schedframe.extender._http import (
 from schedframe.framework import MAX_NODE_SCORE, Code, Status
 
 if TYPE_CHECKING:
+    from schedframe.config import KubeSchedulerConfiguration
     from schedframe.framework import Diagnosis, NodeInfo
     from schedframe.objects import Pod
 
 __all__ = [
+    "apply_ignored_resources",
     "call_extenders",
     "extender_scores",
     "extenders_binding",
@@ -29,6 +33,34 @@ __all__ = [
 ]
 
 log = logging.getLogger("schedframe.extender")
+
+_FIT: Final = "NodeResourcesFit"
+
+
+def apply_ignored_resources(config: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
+    """The configuration with the extenders' ``ignoredByScheduler`` resources as every
+    profile's NodeResourcesFit ``ignoredResources`` (they replace what the file says, as
+    upstream's extender-ignored resources take precedence); unchanged without any."""
+    ignored = [
+        r.name for e in config.extenders for r in e.managed_resources if r.ignored_by_scheduler
+    ]
+    if not ignored:
+        return config
+    from schedframe.config import PluginConfig
+
+    profiles = []
+    for profile in config.profiles:
+        entries = list(profile.plugin_config)
+        for i, entry in enumerate(entries):
+            if entry.name == _FIT:
+                entries[i] = PluginConfig(
+                    name=_FIT, args={**entry.args, "ignoredResources": list(ignored)}
+                )
+                break
+        else:
+            entries.append(PluginConfig(name=_FIT, args={"ignoredResources": list(ignored)}))
+        profiles.append(attrs.evolve(profile, plugin_config=tuple(entries)))
+    return attrs.evolve(config, profiles=tuple(profiles))
 
 
 def find_nodes_that_pass_extenders(

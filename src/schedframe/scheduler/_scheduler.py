@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
-from schedframe.extender import HTTPExtender
+from schedframe.extender import HTTPExtender, apply_ignored_resources
 from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
@@ -182,6 +182,8 @@ class Scheduler:
             clock = VirtualClock() if deterministic else RealClock()
         if deterministic and not isinstance(clock, VirtualClock):
             raise ValueError("deterministic mode needs a VirtualClock (or no clock at all)")
+        # Resources extenders manage and the scheduler ignores leave NodeResourcesFit (upstream).
+        config = apply_ignored_resources(config)
         self.config = config
         self.backend = backend
         self.deterministic = deterministic
