@@ -25,9 +25,9 @@ from schedframe.framework import CycleState, FitError, NodeInfo, Status
 from schedframe.objects import Pod
 from schedframe.scheduler import ScheduleResult
 from schedframe.scheduler._schedule_one import Algorithm, SchedulingStatusError
-from schedframe.testing.extender import ExtenderServer, keep_nodes, score_nodes
+from schedframe.testing.extender import ExtenderServer, keep_nodes, node_names, score_nodes
 
-from ._fakes import TrueFilter, make_framework, make_node, make_pod
+from ._fakes import FakeFilter, NumericMap, TrueFilter, make_framework, make_node, make_pod
 
 
 class EqualPrioritizer(fw.ScorePlugin):
@@ -231,3 +231,65 @@ def test_extender_filter_failures_in_the_fit_error() -> None:
     assert err.diagnosis.node_to_status.get("node1") == Status(
         fw.Code.UNSCHEDULABLE, "rejected by extender"
     )
+
+
+def test_with_extender_which_filters_out_some_nodes() -> None:
+    # upstream TestSchedulerSchedulePod "test with extender which filters out some Nodes"
+    snapshot = Snapshot.from_objects([make_node(n) for n in ("1", "2", "3")], [])
+    fwk = make_framework([FakeFilter({"3": fw.Code.UNSCHEDULABLE}), NumericMap()], snapshot)
+    algo = Algorithm(snapshot, random.Random(0))
+
+    def reject_all(args: dict[str, object]) -> object:
+        names = [str(n) for n in node_names(args)]
+        return {
+            "nodes": {"metadata": {}, "items": []},
+            "failedNodes": {n: f'FakeExtender: node "{n}" failed' for n in names},
+        }
+
+    with ExtenderServer(filter=reject_all) as server:
+        algo.extenders = (HTTPExtender(Extender(url_prefix=server.url, filter_verb="filter")),)
+        with pytest.raises(FitError) as info:
+            algo.schedule_pod(fwk, CycleState(), make_pod("test-filter"))
+        # The extender only sees what the plugins kept.
+        assert node_names(server.calls[0][1]) == ["1", "2"]
+    diagnosis = info.value.diagnosis
+    statuses = dict(diagnosis.node_to_status.items())
+    assert statuses == {
+        "1": Status(fw.Code.UNSCHEDULABLE, 'FakeExtender: node "1" failed'),
+        "2": Status(fw.Code.UNSCHEDULABLE, 'FakeExtender: node "2" failed'),
+        "3": Status(fw.Code.UNSCHEDULABLE, "injected filter status", plugin="FakeFilter"),
+    }
+    assert statuses["3"].plugin == "FakeFilter" and statuses["1"].plugin == ""
+    assert diagnosis.unschedulable_plugins == {"FakeFilter", "Extender"}
+    assert str(info.value) == (
+        '0/3 nodes are available: 1 FakeExtender: node "1" failed, '
+        '1 FakeExtender: node "2" failed, 1 injected filter status.'
+    )
+
+
+def test_unresolvable_extender_reasons_follow_the_plugins_reasons() -> None:
+    # upstream findNodesThatPassExtenders: aggregated reasons, then the unresolvable code
+    snapshot = Snapshot.from_objects([make_node(n) for n in ("1", "2")], [])
+    fwk = make_framework([TrueFilter(), NumericMap()], snapshot)
+    algo = Algorithm(snapshot, random.Random(0))
+
+    def split(args: dict[str, object]) -> object:
+        return {
+            "nodenames": [],
+            "failedNodes": {"1": "soft", "2": "ignored: also unresolvable"},
+            "failedAndUnresolvableNodes": {"2": "hard"},
+        }
+
+    with ExtenderServer(filter=split) as server:
+        algo.extenders = (
+            HTTPExtender(
+                Extender(url_prefix=server.url, filter_verb="filter", node_cache_capable=True)
+            ),
+        )
+        with pytest.raises(FitError) as info:
+            algo.schedule_pod(fwk, CycleState(), make_pod("p"))
+    statuses = dict(info.value.diagnosis.node_to_status.items())
+    assert statuses == {
+        "1": Status(fw.Code.UNSCHEDULABLE, "soft"),
+        "2": Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "hard"),
+    }
