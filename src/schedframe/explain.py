@@ -565,9 +565,9 @@ def explain(
     )
     for other, node_name in nominated:
         fwk.nominator.add_nominated_pod(PodInfo(other), node_name)
-    from schedframe.extender import HTTPExtender
+    from schedframe.extender import build_extenders
 
-    fwk.extenders = tuple(HTTPExtender(e) for e in cfg.extenders)
+    fwk.extenders = build_extenders(cfg)
     attempt = _Attempt(fwk, snapshot, pod, seed, rng, binder, post_filter, start_index)
     return attempt.run()
 

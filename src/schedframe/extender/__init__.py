@@ -16,6 +16,7 @@ from schedframe.extender._http import (
 )
 from schedframe.extender._scheduling import (
     apply_ignored_resources,
+    build_extenders,
     call_extenders,
     extender_scores,
     extenders_binding,
@@ -30,6 +31,7 @@ __all__ = [
     "HTTPExtender",
     "Victims",
     "apply_ignored_resources",
+    "build_extenders",
     "call_extenders",
     "extender_scores",
     "extenders_binding",

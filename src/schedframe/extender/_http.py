@@ -131,9 +131,7 @@ class HTTPExtender:
             try:
                 self._context = _ssl_context(config.enable_https, config.tls_config)
             except (OSError, ssl.SSLError, ValueError) as exc:
-                raise ExtenderError(
-                    f"extender {config.url_prefix}: TLS configuration: {exc}"
-                ) from None
+                raise ExtenderError(f"cannot load the TLS configuration: {exc}") from None
 
     # -- what the extender does ----------------------------------------------------------------
 
@@ -143,15 +141,19 @@ class HTTPExtender:
         return self.url_prefix
 
     def is_filter(self) -> bool:
+        """Whether a ``filterVerb`` is configured."""
         return bool(self.config.filter_verb)
 
     def is_prioritizer(self) -> bool:
+        """Whether a ``prioritizeVerb`` is configured."""
         return bool(self.config.prioritize_verb)
 
     def is_binder(self) -> bool:
+        """Whether a ``bindVerb`` is configured (upstream ``IsBinder``)."""
         return bool(self.config.bind_verb)
 
     def supports_preemption(self) -> bool:
+        """Whether a ``preemptVerb`` is configured (upstream ``SupportsPreemption``)."""
         return bool(self.config.preempt_verb)
 
     def is_interested(self, pod: Pod) -> bool:

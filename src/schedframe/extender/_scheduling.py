@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "apply_ignored_resources",
+    "build_extenders",
     "call_extenders",
     "extender_scores",
     "extenders_binding",
@@ -35,6 +36,26 @@ __all__ = [
 log = logging.getLogger("schedframe.extender")
 
 _FIT: Final = "NodeResourcesFit"
+
+
+def build_extenders(config: KubeSchedulerConfiguration) -> tuple[HTTPExtender, ...]:
+    """The clients of the configuration's ``extenders``, in order.
+
+    Raises:
+        ConfigError: an extender's TLS files or data cannot be loaded (the path names the
+            ``extenders[i].tlsConfig`` entry; no file content is shown).
+    """
+    from schedframe.errors import INVALID, ConfigError, FieldIssue
+
+    out = []
+    for index, entry in enumerate(config.extenders):
+        try:
+            out.append(HTTPExtender(entry))
+        except ExtenderError as exc:
+            raise ConfigError(
+                [FieldIssue(path=f"extenders[{index}].tlsConfig", kind=INVALID, detail=str(exc))]
+            ) from None
+    return tuple(out)
 
 
 def apply_ignored_resources(config: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
-from schedframe.extender import HTTPExtender, apply_ignored_resources
+from schedframe.extender import apply_ignored_resources, build_extenders
 from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
@@ -245,7 +245,7 @@ class Scheduler:
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
             update_snapshot=self.cache.update_snapshot,
         )
-        self.algorithm.extenders = tuple(HTTPExtender(e) for e in config.extenders)
+        self.algorithm.extenders = build_extenders(config)
         for fwk in self.profiles.values():
             fwk.extenders = self.algorithm.extenders
         self.handlers = EventHandlers(

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from schedframe.config import Extender, ExtenderTLSConfig
-from schedframe.extender import ExtenderError, HTTPExtender
+from schedframe.config import Extender, ExtenderTLSConfig, load_config
+from schedframe.errors import ConfigError
+from schedframe.extender import ExtenderError, HTTPExtender, build_extenders
 from schedframe.framework import NodeInfo
 from schedframe.testing.builders import make_node, make_pod
 from schedframe.testing.extender import ExtenderServer, keep_nodes
@@ -127,7 +128,30 @@ def test_client_certificate_from_files_and_from_data(pki: Path) -> None:
             _filter(s.url, enable_https=True, tls_config=without)
 
 
-def test_unreadable_tls_files_fail_at_start_without_their_content(pki: Path) -> None:
+def test_unreadable_tls_files_fail_at_start_with_the_field_path(pki: Path) -> None:
     tls = ExtenderTLSConfig(ca_file=str(pki / "missing.pem"))
-    with pytest.raises(ExtenderError, match="TLS configuration"):
+    with pytest.raises(ExtenderError, match="^cannot load the TLS configuration: "):
         HTTPExtender(Extender(url_prefix="https://x", enable_https=True, tls_config=tls))
+    (pki / "bad-key.pem").write_text("-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n")
+    config = load_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "extenders": [
+                {"urlPrefix": "https://x"},
+                {
+                    "urlPrefix": "https://y",
+                    "enableHTTPS": True,
+                    "tlsConfig": {
+                        "certFile": str(pki / "client.pem"),
+                        "keyFile": str(pki / "bad-key.pem"),
+                    },
+                },
+            ],
+        }
+    )
+    with pytest.raises(ConfigError) as info:
+        build_extenders(config)
+    message = str(info.value)
+    assert message.startswith("extenders[1].tlsConfig: Invalid value: cannot load the TLS ")
+    assert "c2VjcmV0" not in message
