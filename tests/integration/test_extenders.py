@@ -249,3 +249,19 @@ def test_managed_resources_not_ignored_still_count() -> None:
         sched.run_until_idle()
     result = next(iter(sched.results.values()))
     assert result.message.startswith("0/1 nodes are available: 1 Insufficient example.com/gpu.")
+
+
+def test_a_pod_extenders_rejected_is_requeued_by_any_cluster_event() -> None:
+    # upstream kubernetes#122019: Extender has no hints, so it registers every event
+    allowed: set[str] = set()
+    with ExtenderServer(filter=keep_nodes(lambda n: n in allowed)) as server:
+        sched, backend = _start([{"urlPrefix": server.url, "filterVerb": "filter"}], nodes=1)
+        backend.create(make_pod("p"))
+        sched.run_until_idle()
+        assert [p.name for p in sched.queue.unschedulable_pods()] == ["p"]
+        allowed.add("n2")
+        backend.create(make_node("n2"))
+        assert [p.name for p in sched.queue.unschedulable_pods()] == []
+        sched.run_until_idle()
+    assert _bound(backend) == {"p": "n2"}
+    assert sched.clock.now() < 60  # the backoff, not the 5-minute leftover flush

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
-from schedframe.extender import apply_ignored_resources, build_extenders
+from schedframe.extender import EXTENDER_NAME, apply_ignored_resources, build_extenders
 from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 __all__ = ["Scheduler"]
 
 log = logging.getLogger("schedframe.scheduler")
+
+#: What a pod the extenders rejected waits for: any cluster event.
+_ANY_EVENT = fw.ClusterEventWithHint(fw.ClusterEvent(fw.EventResource.WILDCARD, fw.ActionType.ALL))
 
 #: Upstream flushes completed backoffs every second ...
 BACKOFF_FLUSH_PERIOD = 1.0
@@ -227,6 +230,13 @@ class Scheduler:
                 async_runner=self._run_async,
                 pod_lister=self.pod_store.get,
             )
+        extenders = build_extenders(config)
+        for fwk in self.profiles.values():
+            fwk.extenders = extenders
+            if extenders:
+                # Extenders have no queueing hints: any cluster event requeues a pod they
+                # rejected (upstream registers a default enqueue extension named Extender).
+                fwk.enqueue_extensions.insert(0, (EXTENDER_NAME, (_ANY_EVENT,)))
 
         self.queue: QueueLike = cast(
             "QueueLike",
@@ -245,9 +255,7 @@ class Scheduler:
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
             update_snapshot=self.cache.update_snapshot,
         )
-        self.algorithm.extenders = build_extenders(config)
-        for fwk in self.profiles.values():
-            fwk.extenders = self.algorithm.extenders
+        self.algorithm.extenders = extenders
         self.handlers = EventHandlers(
             cache=self.cache,
             queue=self.queue,
