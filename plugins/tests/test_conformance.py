@@ -45,6 +45,7 @@ INVALID_ARGS: Mapping[str, Sequence[Mapping[str, object]]] = {
         },
     ],
     "InterPodAffinity": [{"hardPodAffinityWeight": 101}],
+    "DynamicResources": [{"filterTimeout": "-1s"}],
     "NodeAffinity": [
         {
             "addedAffinity": {
@@ -121,7 +122,7 @@ PODS = {"PodTopologySpread": _SPREAD_PODS}
 
 
 def test_every_in_tree_plugin_is_found() -> None:
-    assert len(IN_TREE) == 18, IN_TREE
+    assert len(IN_TREE) == 20, IN_TREE
 
 
 @pytest.mark.parametrize("name", IN_TREE)

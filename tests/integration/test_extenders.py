@@ -78,7 +78,8 @@ def test_extender_rejections_are_in_the_fit_error() -> None:
     result = next(iter(sched.results.values()))
     assert result.outcome == "unschedulable"
     assert result.message == (
-        "0/2 nodes are available: 2 node is draining. preemption: 0/2 nodes are available: "
+        "0/2 nodes are available: 2 node is draining. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: "
         "2 No preemption victims found for incoming pod."
     )
     assert result.plugins == ("Extender",)
@@ -93,7 +94,8 @@ def test_unresolvable_rejections_are_not_preempted_for() -> None:
         sched.run_until_idle()
     result = next(iter(sched.results.values()))
     assert result.message == (
-        "0/2 nodes are available: 2 wrong rack. preemption: 0/2 nodes are available: "
+        "0/2 nodes are available: 2 wrong rack. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
 

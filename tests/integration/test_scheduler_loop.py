@@ -548,7 +548,9 @@ def test_post_filter_nomination_is_honoured() -> None:
     gate = "0/2 nodes are available: 2 gate closed."
     assert messages == {
         "nominated": gate,
-        "plain": gate + " preemption: not helpful",  # upstream adds no period after PostFilter
+        # Upstream adds no period after PostFilter; DynamicResources (default profile) speaks
+        # first among the PostFilter plugins.
+        "plain": gate + " no new claims to deallocate, preemption: not helpful",
     }
     pod = backend.get("Pod", "nominated")
     assert isinstance(pod, Pod)
@@ -631,8 +633,8 @@ def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
     sched, backend = new_scheduler()
     original = sched.queue.add_unschedulable_if_not_present
 
-    def already_present(qpi: Any, cycle: int) -> None:
-        original(qpi, cycle)
+    def already_present(qpi: Any, scheduling_cycle: int) -> None:
+        original(qpi, scheduling_cycle)
         raise QueueError(f"pod {qpi.pod.key} is already present in the queue")
 
     sched.queue.add_unschedulable_if_not_present = already_present  # type: ignore[method-assign]

@@ -371,7 +371,12 @@ class QueueMachine(RuleBasedStateMachine):
         q = self.queue
         unschedulable = {p.uid for p in q.unschedulable_pods()}
         assert {p.uid for p in q.gated_pods()} <= unschedulable
-        for pod in q.active_pods() + q.backoff_pods():
+        # With popping from the backoffQ off, PreEnqueue runs when a pod leaves the backoffQ,
+        # not when it enters (upstream moveToBackoffQ): a pod ungated while pooled can sit
+        # there with its old gating plugin until the flush re-checks it. Only the activeQ, and
+        # the backoffQ when pods are popped from it, hold pods known to pass PreEnqueue.
+        admitted = q.active_pods() + (q.backoff_pods() if self.pop_from_backoff_q else [])
+        for pod in admitted:
             info = q.get_queued_pod_info(pod.uid)
             assert info is not None and not info.gated
 

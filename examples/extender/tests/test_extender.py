@@ -84,7 +84,7 @@ def _simulate(
             str(HERE / "workload.yaml"),
             "-f",
             config,
-            "-o",
+            "--decisions",
             str(out_file),
             "--no-progress",
         ]

@@ -36,7 +36,7 @@ NODE = fw.NodeInfo(Node(metadata=ObjectMeta(name="n")))
 def test_pre_filter_skips_pods_without_claims() -> None:
     for p in (pod(), pod(None)):
         status = plugin().pre_filter(fw.CycleState(), p, [])
-        assert status is not None and status.code is fw.Code.SKIP
+        assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
 
 
 def test_claim_not_found() -> None:

@@ -38,12 +38,12 @@ def plugin() -> VolumeRestrictions:
 )
 def test_pre_filter_skips_pods_without_claims(p: Pod) -> None:
     status = plugin().pre_filter(fw.CycleState(), p, [])
-    assert status is not None and status.code is fw.Code.SKIP
+    assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
 
 
 def test_pre_filter_claim_not_found() -> None:
     status = plugin().pre_filter(fw.CycleState(), pod("claim-a"), [])
-    assert status is not None
+    assert isinstance(status, fw.Status)
     assert status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.reasons == ('persistentvolumeclaim "claim-a" not found',)
 

@@ -35,7 +35,7 @@ def test_pod_without_claims_is_skipped() -> None:
     for p in (pod(), pod(None)):
         state = fw.CycleState()
         status = plugin().pre_filter(state, p, [ZONED])
-        assert status is not None and status.code is fw.Code.SKIP
+        assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
         assert plugin().filter(state, p, ZONED) is None
 
 
@@ -50,14 +50,14 @@ def test_claim_not_found(run_pre_filter: bool) -> None:
         if run_pre_filter
         else vz.filter(fw.CycleState(), p, ZONED)
     )
-    assert status is not None
+    assert isinstance(status, fw.Status)
     assert status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.reasons == ('persistentvolumeclaim "pvc_a" not found',)
 
 
 def test_claim_without_name() -> None:
     status = plugin().pre_filter(fw.CycleState(), pod(""), [ZONED])
-    assert status is not None
+    assert isinstance(status, fw.Status)
     assert (status.code, *status.reasons) == (
         fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "PersistentVolumeClaim had no name",

@@ -76,9 +76,9 @@ class EventResource(enum.StrEnum):
     """The kind of object an event is about (upstream ``EventResource`` strings)."""
 
     POD = "Pod"
-    #: Scheduler-internal: a pod already bound to a node (upstream ``assignedPod``).
+    #: A pod already bound to a node (scheduler-internal; upstream ``assignedPod``).
     ASSIGNED_POD = "AssignedPod"
-    #: Scheduler-internal: a pod not bound yet (upstream ``unschedulablePod``).
+    #: A pod not bound yet (scheduler-internal; upstream ``unschedulablePod``).
     UNSCHEDULABLE_POD = "UnschedulablePod"
     NODE = "Node"
     PERSISTENT_VOLUME = "PersistentVolume"

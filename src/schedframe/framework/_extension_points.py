@@ -317,6 +317,10 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The raw score of ``node_info`` for ``pod``. Raise to fail the attempt with an error.
 
+        Raise :class:`StatusError` to fail with a given status: the attempt ends with
+        ``running Score plugins: plugin "<name>" failed with: <its message>``, as upstream's
+        ``(0, status)``; any other exception is reported with its own text.
+
         Without :class:`ScoreExtensions`, the returned score must already be in 0..100.
 
         .. versionadded:: 0.1

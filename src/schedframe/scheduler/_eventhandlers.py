@@ -127,8 +127,8 @@ def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent
     """The ``UpdateNodeXYZ`` events of a node update (upstream ``NodeSchedulingPropertiesChange``).
 
     In upstream order: ``spec.unschedulable`` turned off (reported as ``UpdateNodeTaint``),
-    allocatable, labels, taints, condition statuses, annotations. An update that changes none
-    of them yields no event.
+    allocatable, labels, taints, condition statuses, annotations, declared features. An update
+    that changes none of them yields no event.
     """
     actions: list[ActionType] = []
     if new.spec.unschedulable != old.spec.unschedulable and not new.spec.unschedulable:
@@ -143,6 +143,8 @@ def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent
         actions.append(ActionType.UPDATE_NODE_CONDITION)
     if new.metadata.annotations != old.metadata.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    if new.status.declared_features != old.status.declared_features:
+        actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(EventResource.NODE, a) for a in actions]
 
 

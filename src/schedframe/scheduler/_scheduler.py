@@ -136,6 +136,16 @@ class _QueueNominator:
             return frozenset()
         return self.queue.nominated_node_names()
 
+    def nominated_generation(self) -> int:
+        if self.queue is None:
+            return 0
+        return self.queue.nominated_generation()
+
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        if self.queue is None:
+            return dict.fromkeys(node_names, 0)
+        return self.queue.nominated_generations(node_names)
+
     def add_nominated_pod(self, pod_info: fw.PodInfo, node_name: str) -> None:
         self._q().add_nominated_pod(pod_info, node_name)
 
@@ -175,8 +185,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
-        queueing_hints: bool = True,
-        nominated_node_name_for_expectation: bool = True,
+        queueing_hints: bool | None = None,
+        nominated_node_name_for_expectation: bool | None = None,
     ) -> None:
         from schedframe import queue as queue_module
         from schedframe.cache import Cache, Snapshot
@@ -199,6 +209,11 @@ class Scheduler:
         #: Upstream's ``NominatedNodeNameForExpectation``: PreBindPreFlight runs first in the
         #: binding cycle, and a pod PreBind will work on (or that waits on Permit) gets its
         #: ``nominatedNodeName`` set to the chosen node before the wait.
+        gates = config.feature_gates
+        if queueing_hints is None:
+            queueing_hints = gates.enabled("SchedulerQueueingHints")
+        if nominated_node_name_for_expectation is None:
+            nominated_node_name_for_expectation = gates.enabled("NominatedNodeNameForExpectation")
         self.nominated_node_name_for_expectation = nominated_node_name_for_expectation
 
         self.cache: CacheLike = cast("CacheLike", Cache())
@@ -229,6 +244,7 @@ class Scheduler:
                 parallelism=config.parallelism,
                 async_runner=self._run_async,
                 pod_lister=self.pod_store.get,
+                features=config.feature_gates,
             )
         extenders = build_extenders(config)
         for fwk in self.profiles.values():
@@ -246,6 +262,7 @@ class Scheduler:
                 pod_initial_backoff=float(config.pod_initial_backoff_seconds),
                 pod_max_backoff=float(config.pod_max_backoff_seconds),
                 queueing_hints=queueing_hints,
+                pop_from_backoff_q=config.feature_gates.enabled("SchedulerPopFromBackoffQ"),
             ),
         )
         self._nominator.queue = self.queue
@@ -304,8 +321,8 @@ class Scheduler:
         deterministic: bool = False,
         hooks: pluggy.PluginManager | None = None,
         binding_workers: int = DEFAULT_BINDING_WORKERS,
-        queueing_hints: bool = True,
-        nominated_node_name_for_expectation: bool = True,
+        queueing_hints: bool | None = None,
+        nominated_node_name_for_expectation: bool | None = None,
     ) -> Scheduler:
         """Build a scheduler from a ``KubeSchedulerConfiguration``.
 
@@ -321,8 +338,11 @@ class Scheduler:
             binding_workers: binding threads in real mode.
             queueing_hints: use the plugins' queueing hints (upstream's
                 ``SchedulerQueueingHints`` gate); see ``SchedulingQueue(queueing_hints=...)``.
+                ``None`` (the default) takes the configuration's feature gate.
             nominated_node_name_for_expectation: upstream's ``NominatedNodeNameForExpectation``
                 gate (PreBindPreFlight and the nominated node written before PreBind).
+                ``None`` (the default) takes the configuration's feature gate, so
+                ``--emulated-version 1.34`` turns it off as upstream's 1.34 has it.
 
         Raises:
             ConfigError: the configuration is invalid, names an unknown plugin, or has bad args.

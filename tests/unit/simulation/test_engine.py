@@ -50,7 +50,8 @@ def test_pods_are_bound_and_the_summary_counts_them() -> None:
     pending = [r for r in result.pods if r.state == "pending"]
     assert len(pending) == 1
     assert pending[0].last_message == "0/2 nodes are available: 2 Insufficient cpu. " + (
-        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."
     )
 
 

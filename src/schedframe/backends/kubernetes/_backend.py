@@ -23,12 +23,8 @@ from schedframe.objects import (
     Node,
     Pod,
     PodCondition,
-    from_dict,
-    namespace_from_dict,
-    node_from_dict,
-    pdb_from_dict,
-    pod_from_dict,
 )
+from schedframe.objects._codec import server_decoder
 
 if TYPE_CHECKING:
     from schedframe.config import KubeSchedulerConfiguration
@@ -40,25 +36,25 @@ log = logging.getLogger("schedframe.backends.kubernetes")
 #: Upstream ``newPodInformer``: finished pods hold no resources and are never scheduled.
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 
-
-def _decoder(kind: str) -> Decode:
-    # Items of a list response carry no kind; the collection says what they are.
-    def decode(d: Mapping[str, Any]) -> object:
-        return from_dict({**d, "kind": kind})
-
-    return decode
-
-
+# Objects as the API server serves them: it has checked fields and validated them, possibly
+# for a newer API than this library knows (kube-scheduler's informers decode so too). Items of
+# a list response carry no kind; the collection says what they are.
 _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
-    "Namespace": ("/api/v1/namespaces", namespace_from_dict),
-    "Node": ("/api/v1/nodes", node_from_dict),
-    "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", pdb_from_dict),
+    "Namespace": ("/api/v1/namespaces", server_decoder("Namespace")),
+    "Node": ("/api/v1/nodes", server_decoder("Node")),
+    "PodDisruptionBudget": (
+        "/apis/policy/v1/poddisruptionbudgets",
+        server_decoder("PodDisruptionBudget"),
+    ),
     # What default spreading reads (kube-scheduler's informer factory watches them too).
-    "Service": ("/api/v1/services", _decoder("Service")),
-    "ReplicationController": ("/api/v1/replicationcontrollers", _decoder("ReplicationController")),
-    "ReplicaSet": ("/apis/apps/v1/replicasets", _decoder("ReplicaSet")),
-    "StatefulSet": ("/apis/apps/v1/statefulsets", _decoder("StatefulSet")),
-    "Pod": ("/api/v1/pods", pod_from_dict),
+    "Service": ("/api/v1/services", server_decoder("Service")),
+    "ReplicationController": (
+        "/api/v1/replicationcontrollers",
+        server_decoder("ReplicationController"),
+    ),
+    "ReplicaSet": ("/apis/apps/v1/replicasets", server_decoder("ReplicaSet")),
+    "StatefulSet": ("/apis/apps/v1/statefulsets", server_decoder("StatefulSet")),
+    "Pod": ("/api/v1/pods", server_decoder("Pod")),
 }
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
 _PATCH_STEPS: Final = 4

@@ -16,13 +16,14 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any, Final
 
 import click
 
+from schedframe._cli_gates import gate_options, gate_settings
 from schedframe.errors import ConfigError, SchedframeError
 
 __all__ = ["run_command"]
@@ -79,8 +80,12 @@ def run(
     sync_timeout: float = 120.0,
     stop: threading.Event | None = None,
     on_serving: Callable[[int], None] | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+    emulated_version: str | None = None,
 ) -> None:
     """Run a scheduler against a cluster until ``stop`` is set (or SIGTERM/SIGINT).
+
+    ``feature_gates`` and ``emulated_version`` are ``--feature-gates``/``--emulated-version``.
 
     Raises:
         ConfigError: the configuration file is invalid.
@@ -95,7 +100,9 @@ def run(
     from schedframe.scheduler import Scheduler
 
     stop = stop if stop is not None else threading.Event()
-    config = load_config(config_file)
+    config = load_config(
+        config_file, feature_gates=feature_gates, emulated_version=emulated_version
+    )
     elect = config.leader_election.leader_elect if leader_elect is None else leader_elect
     backend = KubernetesBackend.from_config(config, kubeconfig=kubeconfig, context=context)
     transport = backend.transport
@@ -323,6 +330,7 @@ def _register_queue_metrics(metrics: Any, sched: Any) -> None:
     show_default=True,
     help="Log verbosity (0 warnings, 2 info, 4+ debug), when logging is not yet configured.",
 )
+@gate_options
 def run_command(
     kubeconfig: str | None,
     context: str | None,
@@ -339,8 +347,11 @@ def run_command(
     _configure_logging(verbosity)
     stop = threading.Event()
     try:
+        feature_gates, emulated_version = gate_settings()
         with _signals(stop):
             run(
+                feature_gates=feature_gates,
+                emulated_version=emulated_version,
                 kubeconfig=kubeconfig,
                 context=context,
                 config_file=config_file,

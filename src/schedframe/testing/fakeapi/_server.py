@@ -190,6 +190,10 @@ class FakeAPIServer:
         self._port = 0
         self._watchers: set[_Watcher] = set()
         self._watch_tasks: set[asyncio.Task[Any]] = set()
+        #: Set (on the server's loop) when stop() begins: every request is refused from then on.
+        self._stopping = False
+        #: When that was (``time.time()``), for tests.
+        self._stopping_since: float | None = None
         self._fanned_rv = self.cluster.resource_version
         self._failures: list[_Failure] = []
         self._gone_watches = 0
@@ -209,6 +213,7 @@ class FakeAPIServer:
             return self
         loop = asyncio.new_event_loop()
         self._loop = loop
+        self._stopping = False
         ready = threading.Event()
         errors: list[BaseException] = []
 
@@ -265,6 +270,12 @@ class FakeAPIServer:
         self._loop = None
 
     async def _shutdown(self) -> None:
+        # From here on every request is refused (503): a client whose watch ends below used to
+        # open a new one at once, which nothing ended, so the runner's cleanup waited for it
+        # (twice its shutdown timeout) and then cancelled it. Flag and signals are set in one
+        # step of the loop, so a watch is either signalled here or refused.
+        self._stopping = True
+        self._stopping_since = time.time()
         for watcher in list(self._watchers):
             watcher.queue.put_nowait(_STOP)
         if self._watch_tasks:
@@ -577,6 +588,8 @@ class FakeAPIServer:
             )
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
+        if self._stopping:
+            raise StatusError(503, "ServiceUnavailable", "the server is shutting down")
         if self._token is not None:
             header = request.headers.get("Authorization", "")
             if header != f"Bearer {self._token}":
