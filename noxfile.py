@@ -58,7 +58,7 @@ PYTHON = PYTHONS[0]
 EXAMPLES = ("gpu-spread", "coscheduling")
 LOCAL = [
     "-e",
-    ".[testing,kubernetes]",
+    ".[testing,kubernetes,metrics]",
     "-e",
     "./plugins",
     # The example out-of-tree plugin packages: installed, discovered and tested like a third

@@ -17,6 +17,8 @@ PUBLIC_MODULES = [
     "schedframe.features",
     "schedframe.runtime",
     "schedframe.hooks",
+    "schedframe.metrics",
+    "schedframe.extender",
     "schedframe.cache",
     "schedframe.backends",
     "schedframe.queue",

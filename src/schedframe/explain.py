@@ -45,7 +45,7 @@ import attrs
 from schedframe import errors
 from schedframe import framework as fw
 from schedframe.errors import ConfigError, FieldIssue
-from schedframe.framework import Code, CycleState, Diagnosis, FitError, PodInfo, Status
+from schedframe.framework import Code, CycleState, Diagnosis, FitError, NodeInfo, PodInfo, Status
 
 if typing.TYPE_CHECKING:
     from schedframe.cache import Snapshot
@@ -524,8 +524,9 @@ def explain(
         PluginError: a plugin failed to build.
     """
     from schedframe.cache import Cache, Snapshot
+    from schedframe.extender import apply_ignored_resources
 
-    cfg = _load(config)
+    cfg = apply_ignored_resources(_load(config))
     classes = tuple(priority_classes)
     pod = _admitted(pod, classes)
     pods = [_admitted(p, classes) for p in pods]
@@ -566,7 +567,11 @@ def explain(
     )
     for other, node_name in nominated:
         fwk.nominator.add_nominated_pod(PodInfo(other), node_name)
-    return _Attempt(fwk, snapshot, pod, seed, rng, binder, post_filter, start_index).run()
+    from schedframe.extender import build_extenders
+
+    fwk.extenders = build_extenders(cfg)
+    attempt = _Attempt(fwk, snapshot, pod, seed, rng, binder, post_filter, start_index)
+    return attempt.run()
 
 
 def _admitted(pod: Pod, classes: Sequence[PriorityClass]) -> Pod:
@@ -601,6 +606,8 @@ class _Attempt:
         self.state = CycleState()
         self.diagnosis = Diagnosis()
         self.error = ""
+        #: The configuration's HTTP extenders: they filter and score as in the scheduler.
+        self.extenders = fwk.extenders
 
     def _verdict(self, name: str, zone: str, status: Status, *, cut: bool) -> NodeExplanation:
         return NodeExplanation(
@@ -673,6 +680,8 @@ class _Attempt:
                     if status.plugin and status.is_rejected():
                         diagnosis.unschedulable_plugins.add(status.plugin)
                 verdicts[ni.name] = self._verdict(ni.name, zones[ni.name], status, cut=False)
+            if self.extenders and feasible and not self.error:
+                feasible = self._pass_extenders(feasible, zones, verdicts)
 
         # Scores of the feasible nodes (for display even when one node or the nominated node
         # would make upstream skip scoring).
@@ -707,8 +716,18 @@ class _Attempt:
                                 )
                             )
                     totals = dict(zip(scores.names, scores.totals, strict=True))
-            else:
+            elif not self.extenders:
                 totals = {ni.name: 1 for ni in feasible}  # upstream: every node scores 1
+            else:
+                totals = {ni.name: 0 for ni in feasible}
+            if self.extenders and not self.error:
+                from schedframe.extender import EXTENDER_NAME, extender_scores
+
+                for name, added in extender_scores(self.extenders, pod, feasible).items():
+                    totals[name] += added
+                    per_node[name].append(
+                        PluginScore(plugin=EXTENDER_NAME, weight=1, raw=added, normalized=added)
+                    )
         if feasible and not self.error:
             # The scheduler visits nodes from next_start_node_index on (over the PreFilter
             # result's sorted names when it narrowed them); select_host draws in that order.
@@ -778,6 +797,30 @@ class _Attempt:
             error=self.error,
             post_filter=post,
         )
+
+    def _pass_extenders(
+        self,
+        feasible: list[NodeInfo],
+        zones: Mapping[str, str],
+        verdicts: dict[str, NodeExplanation],
+    ) -> list[NodeInfo]:
+        """The extenders' filter over the nodes the plugins kept; the nodes they reject get
+        the statuses the scheduler records (``plugin`` left empty, as upstream's)."""
+        from schedframe.extender import ExtenderError, find_nodes_that_pass_extenders
+
+        try:
+            kept = find_nodes_that_pass_extenders(
+                self.extenders, self.pod, feasible, self.diagnosis
+            )
+        except ExtenderError as exc:
+            self.error = str(exc)
+            return feasible
+        names = {ni.name for ni in kept}
+        for ni in feasible:
+            if ni.name not in names:
+                status = self.diagnosis.node_to_status.get(ni.name)
+                verdicts[ni.name] = self._verdict(ni.name, zones[ni.name], status, cut=False)
+        return kept
 
     def _post_filter(self) -> PostFilterOutcome:
         result, status = self.fwk.run_post_filter_plugins(

@@ -394,6 +394,13 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     metavar="POD",
     help="Also explain POD's first attempt, on the cluster as it saw it. Repeatable.",
 )
+@click.option(
+    "--metrics",
+    "metrics_path",
+    metavar="FILE",
+    help="Write kube-scheduler's Prometheus metrics (text format) to FILE at the end "
+    "(needs prometheus-client: pip install 'schedframe[metrics]').",
+)
 @_output_option
 @click.option(
     "--progress/--no-progress",
@@ -416,6 +423,7 @@ def simulate(
     plot_dir: str | None,
     plot_pod: str | None,
     explain_pods: tuple[str, ...],
+    metrics_path: str | None,
     output_format: str | None,
     as_json: bool,
     progress: bool,
@@ -451,6 +459,17 @@ def simulate(
             Path(decisions_path).open("w", encoding="utf-8").close()
         except OSError as exc:
             raise InputError(f"{decisions_path}: cannot write: {exc.strerror or exc}") from None
+    scheduler_metrics = None
+    if metrics_path is not None:
+        try:
+            from schedframe.metrics import SchedulerMetrics
+        except ImportError as exc:
+            raise InputError(f"--metrics: {exc} (pip install 'schedframe[metrics]')") from None
+        try:
+            Path(metrics_path).open("w", encoding="utf-8").close()
+        except OSError as exc:
+            raise InputError(f"{metrics_path}: cannot write: {exc.strerror or exc}") from None
+        scheduler_metrics = SchedulerMetrics()
     if plot_dir is not None:
         try:
             Path(plot_dir).mkdir(parents=True, exist_ok=True)
@@ -485,6 +504,7 @@ def simulate(
             progress=ProgressDisplay(use_rich=use_rich) if progress else None,
             capture=[*capture, *explained],
             max_virtual_time=max_virtual_time,
+            metrics=scheduler_metrics,
         )
     except SchedframeError as exc:
         raise _with_source(exc, "<stdin>" if config_path == "-" else config_path) from None
@@ -496,6 +516,9 @@ def simulate(
     if decisions_path is not None:
         result.write_jsonl(decisions_path)
         click.echo(f"\nDecisions: {decisions_path} ({len(result.decisions)} lines)", err=machine)
+    if scheduler_metrics is not None and metrics_path is not None:
+        Path(metrics_path).write_text(scheduler_metrics.exposition(), encoding="utf-8")
+        click.echo(f"Metrics: {metrics_path}", err=machine)
     if plot_dir is not None:
         written = plot_simulation(result, plot_dir, pod=capture[0] if capture else None)
         click.echo(f"Plots: {', '.join(str(p) for p in written)}", err=machine)

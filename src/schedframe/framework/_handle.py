@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from schedframe.extender import HTTPExtender
     from schedframe.features import FeatureGates
     from schedframe.framework._cycle_state import CycleState
     from schedframe.framework._extension_points import FilterPlugin
@@ -327,6 +328,17 @@ class Handle(PluginsRunner, Protocol):
 
     def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
         """Every PodDisruptionBudget known to the backend."""
+        ...
+
+    @property
+    def extenders(self) -> Sequence[HTTPExtender]:
+        """The scheduler's HTTP extenders, in configuration order (preemption passes its
+        candidates through them).
+
+        Upstream: ``Handle.Extenders``.
+
+        .. versionadded:: 0.2
+        """
         ...
 
     def workload_lister(self) -> WorkloadLister:

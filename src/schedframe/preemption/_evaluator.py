@@ -25,8 +25,8 @@ Documented divergences, none of them observable in what ends up in the cluster o
   when candidates are found the returned statuses leave the passed-over nodes out.
 * **No re-read of the preemptor.** Upstream first re-reads the preemptor from the informer;
   the Handle has no pod lister, so the pod handed to PostFilter is used.
-* **No extenders.** Scheduler extenders are not modelled, so ``ProcessPreemption`` is not
-  called; candidates go straight to selection.
+* **Extender candidates in node-name order.** After ``ProcessPreemption`` upstream rebuilds
+  the candidate list from a map (random order); here it is sorted by node name.
 """
 
 from __future__ import annotations
@@ -185,7 +185,10 @@ class Evaluator:
                 Status(Code.UNSCHEDULABLE, fit.message()),
             )
 
-        # 3) Extenders would filter candidates here (not modelled).
+        # 3) The extenders that support preemption may drop candidates or change victims.
+        candidates, status = self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
 
         # 4) Pick the best candidate.
         best = self.select_candidate(candidates)
@@ -206,6 +209,28 @@ class Evaluator:
             PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE)),
             Status(Code.SUCCESS),
         )
+
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status | None]:
+        """Upstream ``callExtenders``: pass the candidates through the scheduler's extenders
+        (``ProcessPreemption``); the error Status of a failing non-ignorable one."""
+        extenders = self.handle.extenders
+        if not extenders:
+            return candidates, None
+        from schedframe.extender import call_extenders
+
+        lister = self.handle.snapshot_shared_lister().node_infos
+        victims = {c.name: (c.victims.pods, c.victims.num_pdb_violations) for c in candidates}
+        infos = {name: lister.get(name) for name in victims}
+        kept, status = call_extenders(extenders, pod, victims, infos)
+        if status is not None:
+            return [], status
+        # Upstream rebuilds the list from a map; node name order keeps runs reproducible.
+        return [
+            Candidate(name=name, victims=Victims(pods=pods, num_pdb_violations=violations))
+            for name, (pods, violations) in sorted(kept.items())
+        ], None
 
     # -- candidates ------------------------------------------------------------------------
 

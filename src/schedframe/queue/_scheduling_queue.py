@@ -263,6 +263,9 @@ class SchedulingQueue:
             clock, pod_initial_backoff, pod_max_backoff, self._less, pop_from_backoff_q, sort_key
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
+        #: Told ``(pod, queue, event)`` each time a pod enters ``active``, ``backoff``,
+        #: ``unschedulable`` or ``gated`` (upstream's ``queue_incoming_pods_total`` points).
+        self.on_incoming: Callable[[Pod, str, str], None] | None = None
         # node -> the latest versions of the pods nominated to it, as last read; an entry is
         # dropped when the node's nominations change (the nominator reports it) or when a
         # @_changes method touches one of its pods.
@@ -570,6 +573,7 @@ class SchedulingQueue:
             return
         self._touch(qpi.pod.uid)
         self._unschedulable[qpi.pod.uid] = qpi
+        self._incoming(qpi, "unschedulable", SCHEDULE_ATTEMPT_FAILURE)
 
     def _determine_hint_for_in_flight_pod(self, qpi: QueuedPodInfo) -> QueueingStrategy:
         """Replay the in-flight events (upstream ``determineSchedulingHintForInFlightPod``)."""
@@ -904,6 +908,7 @@ class SchedulingQueue:
             if uid in self._active.heap or uid in self._backoff or uid in self._unschedulable:
                 return False
             self._unschedulable[uid] = qpi
+            self._incoming(qpi, "gated", event)
             log.debug("pod %s is gated by %s (%s)", qpi.pod.key, qpi.gating_plugin, event)
             return False
         if qpi.initial_attempt_timestamp is None:
@@ -911,6 +916,7 @@ class SchedulingQueue:
         self._unschedulable.pop(uid, None)
         self._backoff.delete(uid)
         self._active.heap.add_or_update(qpi)
+        self._incoming(qpi, "active", event)
         if event in (EVENT_UNSCHEDULED_POD_ADD.label(), EVENT_UNSCHEDULED_POD_UPDATE.label()):
             self._nominator.add(qpi.pod_info, None)
         return True
@@ -923,10 +929,19 @@ class SchedulingQueue:
             self._run_pre_enqueue_plugins(qpi)
             if qpi.gated:
                 self._unschedulable.setdefault(qpi.pod.uid, qpi)
+                self._incoming(qpi, "gated", event)
                 return False
         self._unschedulable.pop(qpi.pod.uid, None)
         self._backoff.add(qpi)
+        self._incoming(qpi, "backoff", event)
         return True
+
+    def _incoming(self, qpi: QueuedPodInfo, queue: str, event: str) -> None:
+        if self.on_incoming is not None:
+            try:
+                self.on_incoming(qpi.pod, queue, event)
+            except Exception:
+                log.exception("queue incoming-pod callback failed")
 
     def _requeue_with_strategy(
         self, qpi: QueuedPodInfo, strategy: QueueingStrategy, event: str
@@ -935,6 +950,7 @@ class SchedulingQueue:
         self._touch(qpi.pod.uid)
         if strategy is QueueingStrategy.QUEUE_SKIP:
             self._unschedulable[qpi.pod.uid] = qpi
+            self._incoming(qpi, "unschedulable", event)
             return _Q.UNSCHEDULABLE
         if strategy is QueueingStrategy.QUEUE_AFTER_BACKOFF and self._backoff.is_backing_off(qpi):
             return _Q.BACKOFF if self._move_to_backoff_q(qpi, event) else _Q.UNSCHEDULABLE

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
     from schedframe.cache import Snapshot
     from schedframe.config import PluginSet, Profile
+    from schedframe.extender import HTTPExtender
     from schedframe.objects import (
         Namespace,
         Pod,
@@ -276,6 +277,8 @@ class Framework:
         from schedframe.cache import Snapshot
 
         self._profile_name = profile_name
+        #: The scheduler's HTTP extenders (set by the Scheduler; upstream ``Handle.Extenders``).
+        self.extenders: tuple[HTTPExtender, ...] = ()
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self._cluster = cluster if cluster is not None else ClusterView(namespaces, pdbs)
         self._clock: fw.Clock = clock if clock is not None else _RealClock()

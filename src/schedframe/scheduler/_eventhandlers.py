@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -23,6 +24,7 @@ from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
 from schedframe.runtime import ClusterView
 
 if TYPE_CHECKING:
+    from schedframe.hooks._observers import Observers
     from schedframe.runtime import Framework
     from schedframe.scheduler._protocols import CacheLike, QueueLike, WatchEventLike
 
@@ -61,6 +63,30 @@ EVENT_NODE_DELETE: Final = ClusterEvent(EventResource.NODE, ActionType.DELETE)
 # --------------------------------------------------------------------------------------------
 # Which update is which event (upstream framework/events.go)
 # --------------------------------------------------------------------------------------------
+
+
+_ACTIONS: Final = {
+    "ADDED": ActionType.ADD,
+    "MODIFIED": ActionType.UPDATE,
+    "DELETED": ActionType.DELETE,
+}
+
+
+def _event_label(event_type: str, obj: object) -> str:
+    """Upstream's event label for metrics (``NodeAdd``, ``AssignedPodUpdate``,
+    ``UnschedulablePodDelete``); empty for kinds upstream does not time."""
+    action = _ACTIONS.get(event_type)
+    if action is None:
+        return ""
+    if isinstance(obj, Pod):
+        resource = (
+            EventResource.ASSIGNED_POD if obj.spec.node_name else EventResource.UNSCHEDULABLE_POD
+        )
+    elif isinstance(obj, Node):
+        resource = EventResource.NODE
+    else:
+        return ""
+    return ClusterEvent(resource, action).label()
 
 
 def _pod_scale_down(new: Pod, old: Pod) -> bool:
@@ -230,11 +256,19 @@ class EventHandlers:
         self.cluster = cluster
         self.pods = pods
 
+    #: Observer hooks told how long each event took (``schedframe_event_handled``).
+    observers: Observers | None = None
+
     def __call__(self, event: WatchEventLike) -> None:
+        started = time.perf_counter()
         try:
             self.dispatch(event.type, event.obj, event.old)
         except Exception:
             log.exception("handling %s event for %r failed", event.type, event.obj)
+        if self.observers is not None:
+            label = _event_label(event.type, event.obj)
+            if label:
+                self.observers.event_handled(event=label, seconds=time.perf_counter() - started)
 
     def dispatch(self, event_type: str, obj: object, old: object | None) -> None:
         """Route one event by object kind and type (``ADDED``/``MODIFIED``/``DELETED``)."""

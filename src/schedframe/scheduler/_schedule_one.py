@@ -26,6 +26,13 @@ import attrs
 
 from schedframe import framework as fw
 from schedframe._evolve import evolve
+from schedframe.extender import (
+    ExtenderError,
+    HTTPExtender,
+    extender_scores,
+    extenders_binding,
+    find_nodes_that_pass_extenders,
+)
 from schedframe.framework import (
     Code,
     CycleState,
@@ -265,6 +272,8 @@ class _Found:
     evaluated: int
     rows: RowArray | None = None
     columns: fw.NodeColumns | None = None
+    #: The extenders already filtered ``feasible`` (the nominated node path).
+    extended: bool = False
 
 
 class Algorithm:
@@ -295,6 +304,8 @@ class Algorithm:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.update_snapshot = update_snapshot
         self.next_start_node_index = 0
+        #: The configured HTTP extenders (upstream ``Scheduler.Extenders``).
+        self.extenders: tuple[HTTPExtender, ...] = ()
         #: Filter and score over the snapshot's NumPy columns where plugins allow it (the
         #: batch path); ``False`` runs every node through the per-node path. Both give the
         #: same placements, the same rotation and the same messages.
@@ -320,7 +331,7 @@ class Algorithm:
         if num_nodes == 0:
             raise NoNodesAvailableError()
 
-        found = self._find_nodes(fwk, state, pod)
+        found = self._pass_extenders(pod, self._find_nodes(fwk, state, pod))
         feasible = found.feasible
         if not feasible:
             raise FitError(pod, num_nodes, found.diagnosis)
@@ -365,8 +376,26 @@ class Algorithm:
         When the pod fits somewhere the diagnosis may lack the statuses of rejected nodes (the
         batch path does not compute them); when it fits nowhere it has every one.
         """
-        found = self._find_nodes(fwk, state, pod)
+        found = self._pass_extenders(pod, self._find_nodes(fwk, state, pod))
         return found.feasible, found.diagnosis
+
+    def _pass_extenders(self, pod: Pod, found: _Found) -> _Found:
+        """Upstream ``findNodesThatPassExtenders`` after the plugins' filters. With extenders
+        the batch scoring path is left, as their scores join the per-node totals."""
+        if not self.extenders:
+            return found
+        feasible = found.feasible
+        if not found.extended and feasible:
+            feasible = self._extender_filter(pod, feasible, found.diagnosis)
+        return _Found(feasible, found.diagnosis, found.evaluated, extended=True)
+
+    def _extender_filter(
+        self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        try:
+            return find_nodes_that_pass_extenders(self.extenders, pod, feasible, diagnosis)
+        except ExtenderError as exc:
+            raise SchedulingStatusError(Status.from_error(exc)) from None
 
     def _find_nodes(self, fwk: Framework, state: CycleState, pod: Pod) -> _Found:
         diagnosis = Diagnosis()
@@ -396,7 +425,12 @@ class Algorithm:
                 )
                 feasible = []
             if feasible:
-                return _Found(feasible, diagnosis, len(feasible) + len(diagnosis.node_to_status))
+                return _Found(
+                    feasible,
+                    diagnosis,
+                    len(feasible) + len(diagnosis.node_to_status),
+                    extended=bool(self.extenders),
+                )
 
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and not pre_result.all_nodes():
@@ -413,7 +447,13 @@ class Algorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) {_go_list(sorted(plugins_with_nodes))}",
             )
-        elif self.batch and all_nodes and fwk.has_filter_plugins() and fwk.fast_paths:
+        elif (
+            self.batch
+            and all_nodes
+            and fwk.has_filter_plugins()
+            and fwk.fast_paths
+            and not self.extenders
+        ):
             found = self._pass_filters_batch(fwk, state, pod, diagnosis)
             if found is not None:
                 return found
@@ -477,7 +517,10 @@ class Algorithm:
     ) -> list[NodeInfo]:
         """Upstream ``evaluateNominatedNode``: filter the nominated node alone."""
         node_info = self.snapshot.get(pod.status.nominated_node_name)
-        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node_info])
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node_info])
+        if self.extenders and feasible:
+            feasible = self._extender_filter(pod, feasible, diagnosis)
+        return feasible
 
     def find_nodes_that_pass_filters(
         self,
@@ -498,7 +541,9 @@ class Algorithm:
         if num_all == 0:
             return []
         num_to_find = self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all)
-        if not fwk.has_score_plugins():
+        if not fwk.has_score_plugins() and not any(
+            e.is_filter() or e.is_prioritizer() for e in self.extenders
+        ):
             num_to_find = 1
         start = self.next_start_node_index
 
@@ -542,12 +587,19 @@ class Algorithm:
 
         Without Score plugins every node scores 1.
         """
-        if not fwk.has_score_plugins():
+        if not fwk.has_score_plugins() and not self.extenders:
             return [n.name for n in nodes], [1] * len(nodes)
-        status = fwk.run_pre_score_plugins(state, pod, nodes)
-        if status is not None and not status.is_success():
-            raise SchedulingStatusError(status)
-        return self._score_nodes(fwk, state, pod, nodes)
+        if fwk.has_score_plugins():
+            status = fwk.run_pre_score_plugins(state, pod, nodes)
+            if status is not None and not status.is_success():
+                raise SchedulingStatusError(status)
+            names, totals = self._score_nodes(fwk, state, pod, nodes)
+        else:
+            names, totals = [n.name for n in nodes], [0] * len(nodes)
+        if self.extenders:
+            added = extender_scores(self.extenders, pod, nodes)
+            totals = [t + added.get(name, 0) for name, t in zip(names, totals, strict=True)]
+        return names, totals
 
     def _score_nodes(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -595,8 +647,7 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
     if status is not None and not status.is_success():
         sched.failure_handler(fwk, assumed_qpi, status, result.nominating_info, start)
         label = "unschedulable" if status.is_rejected() else "error"
-        sched.notify(
-            "schedframe_cycle_finished",
+        sched.observers.cycle_finished(
             pod=pod,
             profile=fwk.profile_name,
             result=label,
@@ -612,8 +663,7 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
             attempts=assumed_qpi.attempts,
         )
     )
-    sched.notify(
-        "schedframe_cycle_finished",
+    sched.observers.cycle_finished(
         pod=pod,
         profile=fwk.profile_name,
         result="scheduled",
@@ -663,6 +713,7 @@ def scheduling_cycle(
         if not fwk.has_post_filter_plugins():
             status = Status(Code.UNSCHEDULABLE, error=fit)
             return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, status
+        sched.observers.preemption_attempted(pod=pod, profile=fwk.profile_name)
         post_result, post_status = fwk.run_post_filter_plugins(
             state, pod, fit.diagnosis.node_to_status
         )
@@ -673,8 +724,7 @@ def scheduling_cycle(
         nominating = post_result.nominating_info if post_result is not None else None
         victims = sched.preemption_victims(pod.uid, state)
         if victims and nominating is not None and nominating.nominated_node_name:
-            sched.notify(
-                "schedframe_preemption",
+            sched.observers.preemption(
                 preemptor=pod,
                 node_name=nominating.nominated_node_name,
                 victims=victims,
@@ -957,12 +1007,13 @@ def binding_cycle(
             attempts=assumed_qpi.attempts,
         )
     )
-    sched.notify(
-        "schedframe_pod_scheduled",
+    first = assumed_qpi.initial_attempt_timestamp
+    sched.observers.pod_scheduled(
         pod=assumed,
         node_name=host,
         profile=fwk.profile_name,
         attempts=assumed_qpi.attempts,
+        queued_seconds=None if first is None else sched.clock.now() - first,
     )
     fwk.run_post_bind_plugins(state, assumed, host)
     if state.pods_to_activate:
@@ -973,10 +1024,12 @@ def binding_cycle(
 def bind(
     sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str
 ) -> Status | None:
-    """Upstream ``bind`` + ``finishBinding`` (extenders are not supported)."""
+    """Upstream ``bind`` + ``finishBinding``: a binder extender first, else the Bind plugins."""
     status: Status | None
     try:
-        status = fwk.run_bind_plugins(state, assumed, host)
+        bound, status = extenders_binding(sched.algorithm.extenders, assumed, host)
+        if not bound:
+            status = fwk.run_bind_plugins(state, assumed, host)
     except Exception as exc:
         status = Status.from_error(exc)
     try:

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
+from schedframe.extender import EXTENDER_NAME, apply_ignored_resources, build_extenders
+from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
 from schedframe.runtime._guard import SHUTDOWN
@@ -54,6 +56,9 @@ if TYPE_CHECKING:
 __all__ = ["Scheduler"]
 
 log = logging.getLogger("schedframe.scheduler")
+
+#: What a pod the extenders rejected waits for: any cluster event.
+_ANY_EVENT = fw.ClusterEventWithHint(fw.ClusterEvent(fw.EventResource.WILDCARD, fw.ActionType.ALL))
 
 #: Upstream flushes completed backoffs every second ...
 BACKOFF_FLUSH_PERIOD = 1.0
@@ -213,6 +218,8 @@ class Scheduler:
             clock = VirtualClock() if deterministic else RealClock()
         if deterministic and not isinstance(clock, VirtualClock):
             raise ValueError("deterministic mode needs a VirtualClock (or no clock at all)")
+        # Resources extenders manage and the scheduler ignores leave NodeResourcesFit (upstream).
+        config = apply_ignored_resources(config)
         self.config = config
         self.backend = backend
         self.deterministic = deterministic
@@ -220,6 +227,8 @@ class Scheduler:
         self.seed = seed if seed is not None else (0 if deterministic else None)
         self.rng = random.Random(self.seed)
         self.hooks = hooks
+        #: Typed, isolated calls of the observer hooks (see :class:`~schedframe.hooks.Observers`).
+        self.observers = Observers(hooks)
         #: Upstream's ``NominatedNodeNameForExpectation``: PreBindPreFlight runs first in the
         #: binding cycle, and a pod PreBind will work on (or that waits on Permit) gets its
         #: ``nominatedNodeName`` set to the chosen node before the wait.
@@ -242,11 +251,6 @@ class Scheduler:
         self.event_recorder = _ObservingRecorder(cast("fw.Binder", backend), max_events)
         self._nominator = _QueueNominator()
 
-        if config.extenders:
-            log.warning(
-                "scheduler extenders are not supported; %d configured extender(s) ignored",
-                len(config.extenders),
-            )
         registry = registry if registry is not None else Registry.discover()
         self.profiles: dict[str, Framework] = {}
         for index, profile in enumerate(config.profiles):
@@ -269,6 +273,13 @@ class Scheduler:
                 pod_lister=self.pod_store.get,
                 features=config.feature_gates,
             )
+        extenders = build_extenders(config)
+        for fwk in self.profiles.values():
+            fwk.extenders = extenders
+            if extenders:
+                # Extenders have no queueing hints: any cluster event requeues a pod they
+                # rejected (upstream registers a default enqueue extension named Extender).
+                fwk.enqueue_extensions.insert(0, (EXTENDER_NAME, (_ANY_EVENT,)))
 
         self.queue: QueueLike = cast(
             "QueueLike",
@@ -288,6 +299,7 @@ class Scheduler:
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
             update_snapshot=self.cache.update_snapshot,
         )
+        self.algorithm.extenders = extenders
         self.handlers = EventHandlers(
             cache=self.cache,
             queue=self.queue,
@@ -295,6 +307,7 @@ class Scheduler:
             cluster=self.cluster,
             pods=self.pod_store,
         )
+        self.handlers.observers = self.observers
 
         self.results: dict[str, ScheduleResult] = {}
         self._max_results = max_results
@@ -892,13 +905,9 @@ class Scheduler:
                 self._bound += 1
 
     def notify(self, hook: str, **kwargs: Any) -> None:
-        """Call observer hook ``hook`` if a plugin manager was given; failures are logged."""
-        if self.hooks is None:
-            return
-        try:
-            getattr(self.hooks.hook, hook)(**kwargs)
-        except Exception:
-            log.exception("observer hook %s failed", hook)
+        """Call observer hook ``hook`` by name; each observer on its own (see
+        :attr:`observers`, whose typed methods the scheduler itself uses)."""
+        self.observers.call(hook, **kwargs)
 
     def preemption_victims(
         self, preemptor_uid: str, state: fw.CycleState | None = None

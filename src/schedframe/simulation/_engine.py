@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from schedframe.backends import WatchEvent
     from schedframe.config import KubeSchedulerConfiguration
     from schedframe.explain import Explanation
+    from schedframe.metrics import SchedulerMetrics
     from schedframe.runtime import Framework, Registry
     from schedframe.simulation._summary import Summary
 
@@ -354,6 +355,7 @@ class _Engine:
         progress_interval: float,
         capture: Iterable[str],
         max_virtual_time: float = MAX_SECONDS,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         from schedframe.backends import MemoryBackend
         from schedframe.hooks import plugin_manager
@@ -429,7 +431,8 @@ class _Engine:
             *self.initial_pods,
         ]
         self.backend = MemoryBackend(static, clock=self.clock)
-        pm = plugin_manager(load_entry_points=False)
+        # Installed observers (group schedframe.hooks) watch simulations too.
+        pm = plugin_manager()
         pm.register(self, name="schedframe-simulation")
         self.sched = _SimScheduler(
             config,
@@ -440,6 +443,8 @@ class _Engine:
             deterministic=True,
             hooks=pm,
         )
+        if metrics is not None:
+            metrics.attach(self.sched)
 
         self.decisions: list[Decision] = []
         self.usage: list[UsageChange] = []
@@ -801,6 +806,7 @@ def simulate(
     progress_interval: float = 0.5,
     capture: Iterable[str] = (),
     max_virtual_time: float = DEFAULT_MAX_VIRTUAL_TIME,
+    metrics: SchedulerMetrics | None = None,
 ) -> SimulationResult:
     """Run a workload on a cluster with a real scheduler in deterministic virtual time.
 
@@ -828,6 +834,10 @@ def simulate(
             :data:`DEFAULT_MAX_VIRTUAL_TIME`, one year; at most ``1e10``, about 317 years, as
             objects carry datetimes); a run stopped by it says so in
             :attr:`SimulationResult.unsettled`.
+        metrics: upstream's scheduler metrics to feed (``schedframe[metrics]``); read them
+            with :meth:`~schedframe.metrics.SchedulerMetrics.exposition` after the run.
+            Observers installed in the ``schedframe.hooks`` entry-point group are loaded too
+            (unless ``SCHEDFRAME_DISABLE_HOOK_AUTOLOAD`` is set).
 
     Returns:
         The :class:`SimulationResult`; the same inputs always give the same result (wall
@@ -868,6 +878,7 @@ def simulate(
             progress_interval=progress_interval,
             capture=capture,
             max_virtual_time=max_virtual_time,
+            metrics=metrics,
         )
     except ConfigError as exc:
         if exc.source is None and source is not None:

@@ -115,7 +115,7 @@ def run(
     from schedframe import hooks
     from schedframe.backends.kubernetes._backend import KubernetesBackend
     from schedframe.backends.kubernetes._leaderelection import LeaderElectionLost, LeaderElector
-    from schedframe.backends.kubernetes._metrics import HealthServer, Metrics, MetricsObserver
+    from schedframe.backends.kubernetes._metrics import HealthServer, Metrics
     from schedframe.config import load_config
     from schedframe.scheduler import Scheduler
 
@@ -141,7 +141,6 @@ def run(
 
     metrics = Metrics()
     manager = hooks.plugin_manager()
-    manager.register(MetricsObserver(metrics))
     try:
         # Builds every profile's plugins with their args: the last of the validation.
         sched = Scheduler(
@@ -163,7 +162,7 @@ def run(
         "on" if transport.verify_ssl or not transport.host.startswith("https") else "OFF",
     )
     _register_backend_metrics(metrics, backend)
-    _register_queue_metrics(metrics, sched)
+    _serve_scheduler_metrics(metrics, sched)
     server = HealthServer(metrics, address=bind_address, port=port)
     server.checks["informers"] = backend.healthy
     lost: list[LeaderElectionLost] = []
@@ -230,6 +229,23 @@ def run(
 def _schedule(sched: Any, stop: threading.Event) -> None:
     while not stop.is_set() and not sched.halted:
         sched.run(duration=0.2)  # behind a closed fence it waits, without cycles
+
+
+def _serve_scheduler_metrics(metrics: Any, sched: Any) -> None:
+    """Upstream's scheduler families (schedframe.metrics) on /metrics; without the
+    ``metrics`` extra, the few counted here."""
+    try:
+        from schedframe.metrics import SchedulerMetrics
+    except ImportError:  # pragma: no cover - prometheus-client is an extra
+        from schedframe.backends.kubernetes._metrics import MetricsObserver
+
+        log.warning("prometheus-client is not installed: pip install 'schedframe[metrics]'")
+        sched.hooks.register(MetricsObserver(metrics))
+        _register_queue_metrics(metrics, sched)
+        return
+    scheduler_metrics = SchedulerMetrics()
+    scheduler_metrics.attach(sched)
+    metrics.add_exposition(scheduler_metrics.exposition)
 
 
 def _start(backend: Any, timeout: float, stop: threading.Event) -> None:
