@@ -56,6 +56,7 @@ from schedframe.framework._handle import (
     Handle,
     NodeInfoLister,
     Nominator,
+    ObjectLister,
     PluginsRunner,
     SharedLister,
     WaitingPod,
@@ -179,6 +180,7 @@ __all__ = [
     "StatusError",
     "WaitingPod",
     "WeightedAffinityTerm",
+    "ObjectLister",
     "WorkloadLister",
     "normalized_image_name",
 ]

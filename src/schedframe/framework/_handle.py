@@ -32,6 +32,7 @@ __all__ = [
     "Handle",
     "NodeInfoLister",
     "Nominator",
+    "ObjectLister",
     "PluginsRunner",
     "SharedLister",
     "WaitingPod",
@@ -104,6 +105,26 @@ class WorkloadLister(Protocol):
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
         """A StatefulSet by namespace and name, or ``None``."""
+        ...
+
+
+class ObjectLister(Protocol):
+    """Read access to the objects of one kind, as the backend's watch reports them.
+
+    What a Go plugin gets from ``SharedInformerFactory.<Group>().<Version>().<Kind>().Lister()``
+    (or a dynamic informer's lister for a custom resource): a cache, eventually consistent
+    with the API server, never a round trip. Objects are the codec's values (``Pod``,
+    ``Node``, ...; a :class:`~schedframe.objects.CustomObject` for a custom kind).
+
+    .. versionadded:: 0.2
+    """
+
+    def list(self, namespace: str | None = None) -> Sequence[object]:
+        """Every object of the kind, or those of ``namespace``, ordered by namespace and name."""
+        ...
+
+    def get(self, name: str, namespace: str = "") -> object | None:
+        """One object, or ``None`` (``namespace`` empty for cluster-scoped kinds)."""
         ...
 
 
@@ -308,6 +329,19 @@ class Handle(PluginsRunner, Protocol):
     def workload_lister(self) -> WorkloadLister:
         """Services, ReplicationControllers, ReplicaSets and StatefulSets, as the backend's
         watch reports them (PodTopologySpread's default selectors come from them)."""
+        ...
+
+    def lister(self, kind: str) -> ObjectLister:
+        """The lister of ``kind``: ``"Pod"``, ``"Node"``, ``"Namespace"``,
+        ``"PodDisruptionBudget"``, ``"PriorityClass"`` where the backend serves it, the workload
+        kinds, and any declared custom kind (``"PodGroup"``).
+
+        Call it in the plugin's constructor: on the Kubernetes backend the first call for a
+        kind the scheduler does not watch starts a watch of it (which needs RBAC ``list`` and
+        ``watch`` on that resource). A kind nothing reports lists empty.
+
+        .. versionadded:: 0.2
+        """
         ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:

@@ -31,6 +31,7 @@ from schedframe.errors import (
 from schedframe.features import FeatureGates
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
+from schedframe.runtime._object_store import KindLister, ObjectStore
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
 from schedframe.runtime._workload_lister import WorkloadStore
 
@@ -201,8 +202,12 @@ class ClusterView:
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
+        others = list(workloads)
         #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
-        self.workloads = WorkloadStore(workloads)
+        self.workloads = WorkloadStore(others)
+        #: Every object by kind (``Handle.lister``), ``workloads`` of any kind included; the
+        #: scheduler's watch keeps it current.
+        self.objects = ObjectStore([*self._namespaces.values(), *self._pdbs, *others])
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""
@@ -215,6 +220,9 @@ class ClusterView:
     def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
         """Every PodDisruptionBudget."""
         return self._pdbs
+
+    def on_lister_requested(self, kind: str) -> None:
+        """A plugin asked for ``kind``'s lister: a live view starts watching it if needed."""
 
 
 class _RealClock:
@@ -899,6 +907,11 @@ class Framework:
     def workload_lister(self) -> fw.WorkloadLister:
         """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
         return self._cluster.workloads
+
+    def lister(self, kind: str) -> KindLister:
+        """The objects of ``kind`` the backend's watch reported (upstream informer listers)."""
+        self._cluster.on_lister_requested(kind)
+        return self._cluster.objects.lister(kind)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""

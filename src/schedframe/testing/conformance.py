@@ -330,9 +330,7 @@ def _check_enqueue_static(target: _Target) -> None:
                 name, "enqueue-extensions", f"{where} is {item!r}, not a ClusterEventWithHint"
             )
         event = item.event
-        if not isinstance(event, fw.ClusterEvent) or not isinstance(
-            event.resource, fw.EventResource
-        ):
+        if not isinstance(event, fw.ClusterEvent) or not isinstance(event.resource, str):
             raise _fail(name, "enqueue-extensions", f"{where} has no valid ClusterEvent: {event!r}")
         if (
             not isinstance(event.action_type, fw.ActionType)
