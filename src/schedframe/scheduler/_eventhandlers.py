@@ -175,9 +175,10 @@ class PodStore:
 class LiveClusterView(ClusterView):
     """Namespaces and PodDisruptionBudgets as the backend's watch reports them."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind_watcher: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self._lock = threading.Lock()
+        self._kind_watcher = kind_watcher
         self._pdb_by_key: dict[str, PodDisruptionBudget] = {}
 
     def set_namespace(self, ns: Namespace) -> None:
@@ -193,6 +194,11 @@ class LiveClusterView(ClusterView):
         with self._lock:
             self._pdb_by_key[key] = pdb
             self._pdbs = list(self._pdb_by_key.values())
+
+    def on_lister_requested(self, kind: str) -> None:
+        """A plugin asked for ``kind``'s lister: a backend that watches kinds on demand starts."""
+        if self._kind_watcher is not None:
+            self._kind_watcher(kind)
 
     def delete_pdb(self, pdb: PodDisruptionBudget) -> None:
         key = f"{pdb.metadata.namespace}/{pdb.metadata.name}"

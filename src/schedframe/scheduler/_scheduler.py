@@ -32,6 +32,7 @@ from schedframe.runtime import Framework, RecordingEventRecorder, Registry, Wait
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
 from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
 from schedframe.scheduler._failure import handle_scheduling_failure
+from schedframe.scheduler._protocols import KindWatcher
 from schedframe.scheduler._schedule_one import Algorithm, ScheduleResult
 from schedframe.scheduler._schedule_one import schedule_one as _schedule_one_pod
 
@@ -196,7 +197,9 @@ class Scheduler:
         self.snapshot: Snapshot = Snapshot()
         self.waiting_pods = WaitingPods()
         self.pod_store = PodStore()
-        self.cluster = LiveClusterView()
+        self.cluster = LiveClusterView(
+            backend.watch_kind if isinstance(backend, KindWatcher) else None
+        )
         self.event_recorder = _ObservingRecorder(cast("fw.Binder", backend))
         self._nominator = _QueueNominator()
 
