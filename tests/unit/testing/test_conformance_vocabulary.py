@@ -31,7 +31,9 @@ class LabelScore(fw.ScorePlugin):
         self.handle = handle
 
     def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
-        raw = node_info.node.metadata.labels.get(SCORE_LABEL, "0")
+        node = node_info.node
+        assert node is not None
+        raw = node.metadata.labels.get(SCORE_LABEL, "0")
         return int(raw) if raw.isdigit() else 0
 
 
@@ -45,7 +47,9 @@ class HiddenLabelScore(LabelScore):
     name: ClassVar[str] = "HiddenLabelScore"
 
     def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
-        raw = node_info.node.metadata.labels.get(_dynamic_key(), "0")
+        node = node_info.node
+        assert node is not None
+        raw = node.metadata.labels.get(_dynamic_key(), "0")
         return int(raw) if raw.isdigit() else 0
 
 
