@@ -104,7 +104,7 @@ def test_quota_caps_a_namespace_through_the_kubernetes_backend(tmp_path: Path) -
         backend = KubernetesBackend.from_kubeconfig(fake.write_kubeconfig(tmp_path / "kc"))
         backend.start(timeout=20)
         registry = Registry.discover()
-        registry.register("CapacityScheduling", CapacityScheduling)
+        registry.register("CapacityScheduling", CapacityScheduling, replace=True)
         sched = Scheduler(load_config(CONFIG), backend, registry=registry)
         assert "ElasticQuota" in backend.reflectors
         runner = threading.Thread(target=sched.run, name="scheduler", daemon=True)

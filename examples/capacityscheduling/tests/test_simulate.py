@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parents[1] / "simulate"
 
 def test_the_simulation_shows_borrowing_then_reclaiming() -> None:
     registry = Registry.discover()
-    registry.register("CapacityScheduling", CapacityScheduling)
+    registry.register("CapacityScheduling", CapacityScheduling, replace=True)
     result = simulate(
         cluster=load_manifests(HERE / "cluster.yaml"),
         workload=load_workload(HERE / "workload.yaml"),
