@@ -42,6 +42,7 @@ class NeedsTicket(fw.PreEnqueuePlugin, fw.EnqueueExtensions):
         NeedsTicket.instances.append(self)
         self.tickets = handle.lister("Ticket")
         self.pods = handle.lister("Pod")
+        self.typed_pods = handle.lister(Pod)  # an ObjectLister[Pod]
         self.namespaces = handle.lister("Namespace")
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
@@ -80,6 +81,9 @@ def test_a_custom_kind_event_wakes_the_pod_through_its_hint() -> None:
     a = backend.get("Pod", "a")
     assert isinstance(a, Pod) and a.spec.node_name == "n1"
     plugin = NeedsTicket.instances[-1]
+    assert [p.spec.node_name for p in plugin.typed_pods.list()] == ["n1"]
+    typed = plugin.typed_pods.get("a", "default")
+    assert typed is not None and typed.metadata.name == "a"
     assert [p.metadata.name for p in plugin.pods.list("default") if isinstance(p, Pod)] == ["a"]
     assert [t.metadata.name for t in plugin.tickets.list() if isinstance(t, CustomObject)] == [
         "a",

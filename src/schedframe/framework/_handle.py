@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 if TYPE_CHECKING:
     from schedframe.features import FeatureGates
@@ -108,8 +108,15 @@ class WorkloadLister(Protocol):
         ...
 
 
-class ObjectLister(Protocol):
+_T_co = TypeVar("_T_co", covariant=True)
+_K = TypeVar("_K")
+
+
+class ObjectLister(Protocol, Generic[_T_co]):
     """Read access to the objects of one kind, as the backend's watch reports them.
+
+    Typed by the class asked for: ``handle.lister(Pod)`` is an ``ObjectLister[Pod]``;
+    ``handle.lister("PodGroup")`` an ``ObjectLister[object]``.
 
     What a Go plugin gets from ``SharedInformerFactory.<Group>().<Version>().<Kind>().Lister()``
     (or a dynamic informer's lister for a custom resource): a cache, eventually consistent
@@ -119,11 +126,11 @@ class ObjectLister(Protocol):
     .. versionadded:: 0.2
     """
 
-    def list(self, namespace: str | None = None) -> Sequence[object]:
+    def list(self, namespace: str | None = None) -> Sequence[_T_co]:
         """Every object of the kind, or those of ``namespace``, ordered by namespace and name."""
         ...
 
-    def get(self, name: str, namespace: str = "") -> object | None:
+    def get(self, name: str, namespace: str = "") -> _T_co | None:
         """One object, or ``None`` (``namespace`` empty for cluster-scoped kinds)."""
         ...
 
@@ -331,8 +338,15 @@ class Handle(PluginsRunner, Protocol):
         watch reports them (PodTopologySpread's default selectors come from them)."""
         ...
 
-    def lister(self, kind: str) -> ObjectLister:
-        """The lister of ``kind``: ``"Pod"``, ``"Node"``, ``"Namespace"``,
+    @overload
+    def lister(self, kind: type[_K]) -> ObjectLister[_K]: ...
+
+    @overload
+    def lister(self, kind: str) -> ObjectLister[object]: ...
+
+    def lister(self, kind: type[_K] | str) -> ObjectLister[_K] | ObjectLister[object]:
+        """The lister of ``kind`` — a modelled class (``Pod``, ``Node``, ``Namespace``, ...:
+        a typed lister) or a kind name: ``"Pod"``, ``"Node"``, ``"Namespace"``,
         ``"PodDisruptionBudget"``, ``"PriorityClass"`` where the backend serves it, the workload
         kinds, and any declared custom kind (``"PodGroup"``).
 

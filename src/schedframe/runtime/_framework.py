@@ -908,10 +908,12 @@ class Framework:
         """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
         return self._cluster.workloads
 
-    def lister(self, kind: str) -> KindLister:
-        """The objects of ``kind`` the backend's watch reported (upstream informer listers)."""
-        self._cluster.on_lister_requested(kind)
-        return self._cluster.objects.lister(kind)
+    def lister(self, kind: type | str) -> KindLister:
+        """The objects of ``kind`` (a class or a kind name) the backend's watch reported
+        (upstream informer listers)."""
+        name = kind if isinstance(kind, str) else kind.__name__
+        self._cluster.on_lister_requested(name)
+        return self._cluster.objects.lister(name)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 __all__ = ["KindLister", "ObjectStore"]
 
@@ -50,7 +51,7 @@ class KindLister:
         self._dirty.add(ns)
         self._all = None
 
-    def list(self, namespace: str | None = None) -> Sequence[object]:
+    def list(self, namespace: str | None = None) -> Sequence[Any]:
         """Every object (``namespace=None``) or those of one namespace, by namespace and name."""
         if namespace is None:
             everything = self._all
@@ -73,7 +74,7 @@ class KindLister:
             self._dirty.discard(ns)
         return self._sorted.get(ns, ())
 
-    def get(self, name: str, namespace: str = "") -> object | None:
+    def get(self, name: str, namespace: str = "") -> Any:
         """One object by name (and namespace, empty for cluster-scoped kinds), or ``None``."""
         return self._ns.get(namespace, {}).get(name)
 
