@@ -85,13 +85,14 @@ class CustomObject:
         kind: the declared kind.
         metadata: the object's metadata, decoded as for every other kind.
         body: every other top-level field (``spec``, ``status``, ...), read-only; lists
-            become tuples and mappings read-only mappings.
+            become tuples and mappings read-only mappings. Left out of the hash (equal
+            objects still hash alike).
     """
 
     api_version: str
     kind: str
     metadata: ObjectMeta
-    body: Mapping[str, object] = attrs.field(factory=dict, converter=_freeze)
+    body: Mapping[str, object] = attrs.field(factory=dict, converter=_freeze, hash=False)
 
     @property
     def spec(self) -> Mapping[str, object]:

@@ -75,6 +75,7 @@ def test_round_trip_and_plain_body() -> None:
     assert out["spec"] == {"size": 3, "parts": ["x", "y"]}
     assert from_dict(out) == w
     assert w.with_status({"phase": "Ready"}).status == {"phase": "Ready"}
+    assert hash(w) == hash(from_dict(out)) and len({w, from_dict(out)}) == 1
 
 
 def loads_manifests_dict() -> dict[str, object]:
