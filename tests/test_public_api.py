@@ -12,6 +12,7 @@ PUBLIC_MODULES = [
     "schedframe.errors",
     "schedframe.framework",
     "schedframe.objects",
+    "schedframe.objects.validation",
     "schedframe.config",
     "schedframe.features",
     "schedframe.runtime",

@@ -23,6 +23,7 @@ __all__ = [
     "ConfigError",
     "FieldIssue",
     "ManifestError",
+    "ManifestWarning",
     "PluginError",
     "SchedframeError",
     "join_path",
@@ -130,6 +131,11 @@ class ConfigError(_IssuesError):
 
 class ManifestError(_IssuesError):
     """A Kubernetes object manifest (Pod, Node, ...) that cannot be read as given."""
+
+
+class ManifestWarning(UserWarning):
+    """A manifest problem that ``validate="warn"`` reports instead of failing: one warning per
+    unknown field, its message ``<source>: <path>: Unknown field``."""
 
 
 class PluginError(SchedframeError):

@@ -53,6 +53,7 @@ if typing.TYPE_CHECKING:
     from schedframe.objects import (
         Namespace,
         Node,
+        ObjectReference,
         Pod,
         PodCondition,
         PodDisruptionBudget,
@@ -360,7 +361,7 @@ class _DryRunBinder:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         return None
 
@@ -612,6 +613,7 @@ class _Attempt:
         )
 
     def run(self) -> Explanation:
+        from schedframe.runtime import _cycle as cycle
         from schedframe.scheduler import select_host
 
         fwk, pod, state, diagnosis = self.fwk, self.pod, self.state, self.diagnosis
@@ -619,17 +621,15 @@ class _Attempt:
         zones = {ni.name: node_zone(ni.node) if ni.node is not None else "" for ni in infos}
         score_plugins = tuple((p.name, fwk.score_weights.get(p.name, 1)) for p in fwk.score_plugins)
 
-        pre_result, pre_status, with_nodes = fwk.run_pre_filter_plugins(state, pod)
+        pre_filtered = cycle.pre_filter(fwk, pod, state)
+        pre_status, with_nodes = pre_filtered.status, pre_filtered.plugins_with_nodes
         diagnosis.unschedulable_plugins = set(with_nodes)
         skipped = tuple(sorted(state.skip_filter_plugins))
-        narrowed: tuple[str, ...] | None = None
-        if pre_result is not None and not pre_result.all_nodes():
-            assert pre_result.node_names is not None
-            narrowed = tuple(sorted(pre_result.node_names))
+        narrowed = pre_filtered.narrowed
 
         verdicts: dict[str, NodeExplanation] = {}
         feasible = []
-        if pre_status is not None and not pre_status.is_success():
+        if pre_status is not None:
             pre = PreFilterOutcome(
                 code=str(pre_status.code),
                 plugin=pre_status.plugin,
@@ -658,14 +658,12 @@ class _Attempt:
                     f"node(s) didn't satisfy plugin(s) {_go_list(sorted(with_nodes))}",
                 )
                 diagnosis.node_to_status.absent_nodes_status = absent
-            allowed = set(narrowed) if narrowed is not None else None
             for ni in infos:
-                if allowed is not None and ni.name not in allowed:
+                if not pre_filtered.allows(ni.name):
                     assert absent is not None
                     verdicts[ni.name] = self._verdict(ni.name, zones[ni.name], absent, cut=True)
-                    continue
-                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-                if status is None or status.code is Code.SUCCESS:
+            for ni, status in cycle.filter_nodes(fwk, pre_filtered, pod, infos):
+                if status is None:
                     feasible.append(ni)
                     continue
                 if status.code is Code.ERROR:
@@ -685,28 +683,30 @@ class _Attempt:
         skipped_scores: tuple[str, ...] = ()
         if feasible and not self.error:
             if fwk.has_score_plugins():
-                status = fwk.run_pre_score_plugins(state, pod, feasible)
+                scored = cycle.score_nodes(fwk, state, pod, feasible)
                 skipped_scores = tuple(sorted(state.skip_score_plugins))
-                if status is not None and not status.is_success():
-                    self.error = status.message()
+                failed = (
+                    scored.pre_score_status
+                    if scored.pre_score_status is not None
+                    else scored.status
+                )
+                if failed is not None:
+                    self.error = failed.message()
                 else:
-                    scores, status = fwk.run_score_plugins(state, pod, feasible, keep_raw=True)
-                    if status is not None and not status.is_success():
-                        self.error = status.message()
-                    else:
-                        assert scores is not None
-                        for ps in scores.by_plugin:
-                            raw = ps.raw if ps.raw is not None else ps.normalized
-                            for i, name in enumerate(scores.names):
-                                per_node[name].append(
-                                    PluginScore(
-                                        plugin=ps.plugin,
-                                        weight=ps.weight,
-                                        raw=raw[i],
-                                        normalized=ps.normalized[i],
-                                    )
+                    scores = scored.scores
+                    assert scores is not None
+                    for ps in scores.by_plugin:
+                        raw = ps.raw if ps.raw is not None else ps.normalized
+                        for i, name in enumerate(scores.names):
+                            per_node[name].append(
+                                PluginScore(
+                                    plugin=ps.plugin,
+                                    weight=ps.weight,
+                                    raw=raw[i],
+                                    normalized=ps.normalized[i],
                                 )
-                        totals = dict(zip(scores.names, scores.totals, strict=True))
+                            )
+                    totals = dict(zip(scores.names, scores.totals, strict=True))
             else:
                 totals = {ni.name: 1 for ni in feasible}  # upstream: every node scores 1
         if feasible and not self.error:

@@ -26,6 +26,7 @@ from schedframe.errors import BackendError
 from schedframe.objects import (
     Namespace,
     Node,
+    ObjectReference,
     Pod,
     PodCondition,
     PodDisruptionBudget,
@@ -571,7 +572,7 @@ class MemoryBackend:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         """Record an Event about ``regarding`` in :attr:`events`."""
         with self._lock:
@@ -585,7 +586,7 @@ class MemoryBackend:
                     action=action,
                     note=note,
                     time=self._clock.now(),
-                    related=related,
+                    related=None if related is None else related.key,
                 )
             )
 
@@ -605,7 +606,7 @@ class MemoryBackend:
             reason=reason,
             action=action,
             note=note,
-            related=None if related is None else _ref(related),
+            related=_reference(related),
         )
 
     def finalize_deletions(self) -> None:
@@ -856,6 +857,15 @@ def _key(kind: str, obj: object) -> _Key:
     if _cluster_scoped(kind):
         return ("", meta.name)
     return (meta.namespace or "default", meta.name)
+
+
+def _reference(obj: object | None) -> ObjectReference | None:
+    if obj is None:
+        return None
+    try:
+        return ObjectReference.of(obj)
+    except TypeError:  # not an object with metadata: nothing to refer to
+        return None
 
 
 def _ref(obj: object) -> str:

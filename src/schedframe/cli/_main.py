@@ -8,10 +8,12 @@ as a configuration file reads it from standard input.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -35,6 +37,7 @@ EXIT_INTERNAL: Final = 1
 
 _DEBUG_KEY = "schedframe.debug"
 _RICH_KEY = "schedframe.rich"
+_VALIDATE_KEY = "schedframe.validate"
 _ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -109,6 +112,44 @@ def _emit(document: object, output_format: str, text: Callable[[], str]) -> None
         click.echo(text())
 
 
+def _validate_option(fn: F) -> F:
+    """``--validate``, as kubectl's: how unknown fields in manifests are treated."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str) -> None:
+        ctx.find_root().meta[_VALIDATE_KEY] = value
+
+    return click.option(
+        "--validate",
+        type=click.Choice(["strict", "warn", "ignore"]),
+        default="strict",
+        show_default=True,
+        expose_value=False,
+        callback=callback,
+        help="Unknown fields in manifests: an error (exit 2), one warning line each, or "
+        "not looked for. API validation (negative quantities, bad names) applies always.",
+    )(fn)
+
+
+def _validate() -> Any:
+    ctx = click.get_current_context(silent=True)
+    return "strict" if ctx is None else ctx.find_root().meta.get(_VALIDATE_KEY, "strict")
+
+
+@contextlib.contextmanager
+def _manifest_warnings() -> Iterator[None]:
+    """Print each manifest warning (``--validate=warn``) as one ``warning:`` line on stderr."""
+    from schedframe.errors import ManifestWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ManifestWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, ManifestWarning):
+            click.echo(f"warning: {w.message}", err=True)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def _debug() -> bool:
     ctx = click.get_current_context(silent=True)
     return bool(ctx is not None and ctx.find_root().meta.get(_DEBUG_KEY))
@@ -172,8 +213,9 @@ def _load_cluster(paths: Sequence[str]) -> list[object]:
 
     objects: list[object] = []
     report = LoadReport()
-    for path in paths:
-        objects.extend(load_manifests(path, report=report))
+    with _manifest_warnings():
+        for path in paths:
+            objects.extend(load_manifests(path, report=report, validate=_validate()))
     for line in report.lines():  # one line per skipped kind: never silently
         click.echo(line, err=True)
     return objects
@@ -183,8 +225,9 @@ def _load_workload(paths: Sequence[str]) -> Workload:
     from schedframe.simulation import Workload, load_workload
 
     workload = Workload()
-    for path in paths:
-        workload = workload + load_workload(path)
+    with _manifest_warnings():
+        for path in paths:
+            workload = workload + load_workload(path, validate=_validate())
     return workload
 
 
@@ -210,7 +253,9 @@ def _find_pod(spec: str, candidates: Sequence[Pod]) -> Pod:
 
     path = Path(spec)
     if path.is_file():
-        pods = [o for o in load_manifests(path) if isinstance(o, Pod)]
+        with _manifest_warnings():
+            objects = load_manifests(path, validate=_validate())
+        pods = [o for o in objects if isinstance(o, Pod)]
         if len(pods) != 1:
             raise InputError(f"{spec}: expected exactly one Pod, found {len(pods)}")
         return pods[0]
@@ -310,6 +355,7 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     show_default=True,
     help="Show progress on stderr once a run takes more than a second.",
 )
+@_validate_option
 @gate_options
 @_common
 @_errors
@@ -455,6 +501,7 @@ def simulate(
     help="Do not run PostFilter (preemption, dry run) when no node fits.",
 )
 @_output_option
+@_validate_option
 @gate_options
 @_common
 @_errors

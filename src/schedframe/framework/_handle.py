@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, overload, runtime_
 if TYPE_CHECKING:
     from schedframe.features import FeatureGates
     from schedframe.framework._cycle_state import CycleState
+    from schedframe.framework._extension_points import FilterPlugin
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
     from schedframe.objects import (
         Namespace,
+        ObjectReference,
         Pod,
         PodCondition,
         PodDisruptionBudget,
@@ -217,9 +219,14 @@ class Binder(Protocol):
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
-        """Record an events.k8s.io/v1 Event about ``regarding``."""
+        """Record an events.k8s.io/v1 Event about ``regarding``; ``related`` is the object
+        it relates to (a preemptor, for ``Preempted``).
+
+        ``related`` is a :class:`~schedframe.objects.ObjectReference` (in 0.1.0 it was a
+        ``Kind/namespace/name`` string, which backends had to split, and split wrongly).
+        """
         ...
 
 
@@ -230,8 +237,25 @@ class Nominator(Protocol):
         """The pods nominated to ``node_name``, in nomination order."""
         ...
 
+    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
+        """:meth:`nominated_pods_for_node` of each of ``node_names`` in one call (nodes
+        without nominated pods may be left out). The lists are shared: do not change them."""
+        ...
+
     def nominated_node_names(self) -> frozenset[str]:
         """The nodes that have at least one nominated pod (read once per scheduling cycle)."""
+        ...
+
+    def nominated_generation(self) -> int:
+        """A number that changes whenever the pods nominated to any node (or their latest
+        versions) change; what a plugin derives from nominated pods holds while it is the
+        same. Memos key on it, never on the identity of the lists handed out."""
+        ...
+
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        """Per node, the :meth:`nominated_generation` at the last change of the pods
+        nominated to it (0 if none yet): what is derived from one node's nominated pods
+        holds while its number is the same. Read it before the pods themselves."""
         ...
 
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
@@ -387,4 +411,20 @@ class Handle(PluginsRunner, Protocol):
 
     def activate(self, pods: Iterable[Pod]) -> None:
         """Move ``pods`` to the active queue if they wait in the backoff or unschedulable pool."""
+        ...
+
+    @property
+    def fast_paths(self) -> bool:
+        """Whether plugins' fast forms (:mod:`schedframe.framework.batch`) may be used; off
+        for bisecting a suspected fast-path bug (``SCHEDFRAME_FAST_PATHS=0``). A plugin that
+        takes shortcuts of its own on another plugin's declared forms reads it too."""
+        ...
+
+    def cycle_filter_plugins(self, state: CycleState) -> list[FilterPlugin]:
+        """The Filter plugins that run for the pod of ``state``, in order, without those its
+        PreFilter skipped (preemption reads them to know which filters a dry run runs)."""
+        ...
+
+    def cycle_has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether any PreFilter AddPod/RemovePod extension runs for the pod of ``state``."""
         ...

@@ -35,6 +35,8 @@ def parse_custom(r: c._Reader, obj: c._Dict, base: str, kind: CustomKind) -> Cus
         ns = meta.namespace
         meta = c._with_uid(meta, f"{ns}/{meta.name}" if ns else meta.name)
     body = {k: v for k, v in obj.items() if k not in _HEAD}
+    # Every top-level field is kept as given: none is unknown (no OpenAPI schema here).
+    r.known(obj, base, tuple(str(k) for k in obj))
     return CustomObject(api_version=kind.api_version, kind=kind.kind, metadata=meta, body=body)
 
 
@@ -66,6 +68,11 @@ def declare_crd(r: c._Reader, obj: c._Dict, base: str) -> CustomKind | None:
             version = name
     if not version:
         r.required(c._join(spec_path, "versions"), "one served or storage version")
+    # A CustomResourceDefinition's other fields (schema, printer columns...) are not read.
+    r.known(obj, base, tuple(str(k) for k in obj))
+    r.known(spec, spec_path, tuple(str(k) for k in spec))
+    if isinstance(names, Mapping):
+        r.known(names, names_path, tuple(str(k) for k in names))
     if r.issues:
         return None
     try:

@@ -12,7 +12,7 @@ from typing import Final, TypeAlias
 
 import attrs
 
-from schedframe.objects._meta import label_key_errors
+from schedframe.objects.validation import is_qualified_name
 
 __all__ = [
     "BINARY_SI",
@@ -367,7 +367,7 @@ def is_extended_resource_name(name: str) -> bool:
     """
     if is_native_resource(name) or name.startswith(_REQUESTS_PREFIX):
         return False
-    return not label_key_errors(_REQUESTS_PREFIX + name)
+    return not is_qualified_name(_REQUESTS_PREFIX + name)
 
 
 def is_hugepage_resource_name(name: str) -> bool:

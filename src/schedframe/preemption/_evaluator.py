@@ -35,7 +35,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from schedframe.errors import BackendError
 from schedframe.framework import (
@@ -51,6 +51,7 @@ from schedframe.framework import (
     PostFilterResult,
     Status,
 )
+from schedframe.framework.batch import DryRunPreparer, declares
 from schedframe.objects import PodCondition
 from schedframe.preemption._types import (
     CHOSEN_CANDIDATE_KEY,
@@ -59,6 +60,7 @@ from schedframe.preemption._types import (
     Interface,
     PreemptionError,
     Victims,
+    VictimsInPlace,
 )
 from schedframe.preemption._util import (
     get_lower_priority_nominated_pods,
@@ -230,8 +232,11 @@ class Evaluator:
             return [], NodeToStatus(), None
         pdbs = list(self.handle.pod_disruption_budgets())
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
-        prepare = getattr(self.interface, "prepare_dry_run", None)
-        plan: DryRun | None = prepare(state, pod, m) if prepare is not None else None
+        plan: DryRun | None = (
+            cast("DryRunPreparer", self.interface).prepare_dry_run(state, pod, m)
+            if self.handle.fast_paths and declares(self.interface, DryRunPreparer)
+            else None
+        )
         if plan is not None:
             found = self._dry_run(state, pod, potential, pdbs, offset, num_candidates, plan)
             if found[0]:
@@ -275,7 +280,11 @@ class Evaluator:
         errors: list[str] = []
         select_victims = (plan or self.interface).select_victims_on_node
         cannot_help = plan.cannot_help if plan is not None else None
-        in_place = getattr(plan, "victims_in_place", None) if plan is not None else None
+        in_place = (
+            cast("VictimsInPlace", plan).victims_in_place
+            if plan is not None and declares(plan, VictimsInPlace)
+            else None
+        )
         n = len(potential_nodes)
         for i in range(n):
             node_info = potential_nodes[(offset + i) % n]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from schedframe import framework as fw
     from schedframe.cache import Snapshot
-    from schedframe.objects import Pod, PodCondition
+    from schedframe.objects import ObjectReference, Pod, PodCondition
 
 __all__ = [
     "BackendLike",
@@ -71,7 +71,7 @@ class BackendLike(Protocol):
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None: ...
 
 
@@ -157,6 +157,10 @@ class QueueLike(Protocol):
     ) -> dict[str, list[fw.PodInfo]]: ...
 
     def nominated_node_names(self) -> frozenset[str]: ...
+
+    def nominated_generation(self) -> int: ...
+
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]: ...
 
     def pending_pods(self) -> list[Pod]: ...
 

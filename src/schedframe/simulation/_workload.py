@@ -43,8 +43,10 @@ import heapq
 import math
 import os
 import random
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -56,6 +58,7 @@ from schedframe.errors import (
     UNSUPPORTED,
     FieldIssue,
     ManifestError,
+    ManifestWarning,
 )
 from schedframe.objects import (
     DaemonSet,
@@ -70,6 +73,9 @@ from schedframe.objects import (
     pod_from_dict,
 )
 from schedframe.simulation._controllers import controller_pods
+
+if TYPE_CHECKING:
+    from schedframe.objects._codec import Validate
 
 __all__ = [
     "ANNOTATION_ARRIVAL",
@@ -247,7 +253,9 @@ class _Group:
     template: Pod
 
 
-def _group(issues: _Issues, raw: object, path: str, source: str) -> _Group | None:
+def _group(
+    issues: _Issues, raw: object, path: str, source: str, validate: Validate = "strict"
+) -> _Group | None:
     if not isinstance(raw, Mapping):
         issues.add(path, INVALID, "must be a mapping", _describe(raw))
         return None
@@ -309,9 +317,17 @@ def _group(issues: _Issues, raw: object, path: str, source: str) -> _Group | Non
         if isinstance(meta, Mapping):
             doc["metadata"] = {**meta, "name": meta.get("name") or str(name or "pod")}
         try:
-            pod = pod_from_dict(doc)
+            pod = pod_from_dict(doc, validate="ignore" if validate == "ignore" else "strict")
         except ManifestError as exc:
-            issues.items.extend(i.with_prefix(tpath) for i in exc.issues)
+            found = [i.with_prefix(tpath) for i in exc.issues]
+            if validate == "warn":
+                for issue in found:
+                    if issue.kind == UNKNOWN_FIELD:
+                        warnings.warn(ManifestWarning(f"{source}: {issue}"), stacklevel=2)
+                found = [i for i in found if i.kind != UNKNOWN_FIELD]
+                if not found:
+                    pod = pod_from_dict(doc, validate="ignore")
+            issues.items.extend(found)
     if len(issues.items) > before or pod is None:
         return None
     assert isinstance(name, str) and isinstance(count, int)
@@ -328,7 +344,9 @@ def _named(template: Pod, name: str) -> Pod:
     return attrs.evolve(template, metadata=meta)
 
 
-def generate_workload(spec: Mapping[str, object], *, source: str = "<workload>") -> Workload:
+def generate_workload(
+    spec: Mapping[str, object], *, source: str = "<workload>", validate: Validate = "strict"
+) -> Workload:
     """Expand a generator spec (see the module documentation) into arrivals.
 
     Random arrivals (``rate``) and durations (``{min, max}``) come from
@@ -359,7 +377,7 @@ def generate_workload(spec: Mapping[str, object], *, source: str = "<workload>")
     else:
         seen: dict[str, int] = {}
         for i, raw in enumerate(raw_groups):
-            group = _group(issues, raw, f"pods[{i}]", source)
+            group = _group(issues, raw, f"pods[{i}]", source, validate)
             if group is None:
                 continue
             if group.name in seen:
@@ -427,9 +445,12 @@ def _spec_document(path: Path) -> Mapping[str, object] | None:
     return None
 
 
-def load_workload(source: str | os.PathLike[str]) -> Workload:
+def load_workload(source: str | os.PathLike[str], *, validate: Validate = "strict") -> Workload:
     """Read a workload: a generator spec file, or Pod and workload object manifests (a
     file or a folder).
+
+    ``validate`` treats unknown fields in the Pods (and in a spec's templates) as
+    :func:`~schedframe.objects.load_manifests` does.
 
     Raises:
         ManifestError: naming the file, the field path and what was expected.
@@ -437,12 +458,12 @@ def load_workload(source: str | os.PathLike[str]) -> Workload:
     path = Path(source)
     spec = _spec_document(path)
     if spec is not None:
-        return generate_workload(spec, source=str(path))
+        return generate_workload(spec, source=str(path), validate=validate)
     pods: list[Pod] = []
     later: list[Workload] = []
     objects: list[object] = []
     daemon_sets: list[DaemonSet] = []
-    for obj in load_manifests(path):
+    for obj in load_manifests(path, validate=validate):
         if isinstance(obj, Pod):
             pods.append(obj)
         elif isinstance(obj, DaemonSet):

@@ -14,6 +14,11 @@ answer. A failure raises :class:`ConformanceError` (an :class:`AssertionError`) 
 plugin, the check (one of :data:`CHECKS`) and a minimal example.
 
 Requires the hypothesis package to be installed.
+
+Over 1,000 lines on purpose: the checks share one example driver, one checker (answers,
+traces, mutation fingerprints) and one way of reporting a minimal example, and most checks
+are a few lines of it; a self-contained check lives apart (``batch-forms`` in
+``_batch_conformance``).
 """
 
 from __future__ import annotations
@@ -46,8 +51,10 @@ from schedframe.runtime import (
     Registry,
     WaitingPod,
 )
+from schedframe.runtime import _cycle as cycle
 from schedframe.scheduler import VirtualClock
 from schedframe.testing import strategies as sst
+from schedframe.testing._batch_conformance import check_batch_forms
 from schedframe.testing._cluster import Cluster
 from schedframe.testing._vocabulary import Vocabulary, learn_vocabulary
 from schedframe.testing.builders import LABEL_HOSTNAME as _LABEL_HOSTNAME
@@ -79,6 +86,7 @@ CHECKS: Final = (
     "unreserve-idempotent",  # a second unreserve changes nothing
     "sort-key",  # QueueSort's optional sort_key orders pods exactly as less does
     "hint-soundness",  # after a QueueSkip, the plugin still rejects the pod on the changed cluster
+    "batch-forms",  # declared fast forms (framework.batch) answer as the plain methods do
 )
 
 _PROTOCOLS: Final[tuple[type, ...]] = (
@@ -819,11 +827,11 @@ def _framework_verdicts(
     if rejection is not None:
         m.absent_nodes_status = rejection  # upstream: a PreFilter rejection covers every node
         return m
-    for ni in run.snapshot.list():
-        if allowed is not None and ni.name not in allowed:
-            continue  # absent: UnschedulableAndUnresolvable
-        status = run.fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-        if status is None or status.is_success():
+    # Nodes PreFilter cut are absent: UnschedulableAndUnresolvable.
+    narrowed = None if allowed is None else tuple(sorted(allowed))
+    pre = cycle.PreFiltered(state, None, None, (), narrowed)
+    for ni, status in cycle.filter_nodes(run.fwk, pre, pod, run.snapshot.list()):
+        if status is None:
             return None
         m.set(ni.name, status)
     return m
@@ -1200,6 +1208,13 @@ def _example(target: _Target, companions: _Companions, case: _Case, skip: frozen
     _check_queue_sort(first)
     _cycle(first, case.pod, reserve=True, finish=True, label="pod")
     _check_hints(first)
+    if "batch-forms" not in skip:
+        check_batch_forms(
+            first.run.fwk,
+            first.run.plugin,
+            case.pod,
+            lambda detail: _fail(target.name, "batch-forms", detail, _describe(case)),
+        )
     if "deterministic" not in skip:
         again = _Checker(
             _Run(target, companions, case.cluster, extra, case.seed, case.rejections),

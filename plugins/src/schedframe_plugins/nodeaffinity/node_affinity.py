@@ -86,8 +86,9 @@ def node_affinity_from_dict(data: object) -> NodeAffinitySpec:
     manifest = {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": "addedAffinity"},
-        "spec": {"affinity": {"nodeAffinity": dict(data)}},
+        # A wrapper the API server would accept, so that only the affinity can be wrong.
+        "metadata": {"name": "added-affinity"},
+        "spec": {"containers": [{"name": "c"}], "affinity": {"nodeAffinity": dict(data)}},
     }
     from schedframe.objects import pod_from_dict
 
