@@ -55,7 +55,7 @@ PYTHONS = FOUND or list(SUPPORTED)
 #: Lint, type check and docs need one interpreter: the oldest supported one found.
 PYTHON = PYTHONS[0]
 #: The example out-of-tree plugin packages under examples/.
-EXAMPLES = ("gpu-spread", "coscheduling")
+EXAMPLES = ("gpu-spread", "coscheduling", "capacityscheduling")
 LOCAL = [
     "-e",
     ".[testing,kubernetes,metrics]",
@@ -67,6 +67,8 @@ LOCAL = [
     "./examples/gpu-spread",
     "-e",
     "./examples/coscheduling",
+    "-e",
+    "./examples/capacityscheduling",
 ]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
 # Pinned: a new release of either adds rules or checks, which must be a deliberate upgrade.

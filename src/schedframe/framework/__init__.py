@@ -58,6 +58,7 @@ from schedframe.framework._handle import (
     Handle,
     NodeInfoLister,
     Nominator,
+    ObjectLister,
     PluginsRunner,
     SharedLister,
     WaitingPod,
@@ -181,6 +182,7 @@ __all__ = [
     "StatusError",
     "WaitingPod",
     "WeightedAffinityTerm",
+    "ObjectLister",
     "WorkloadLister",
     "normalized_image_name",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 if TYPE_CHECKING:
     from schedframe.extender import HTTPExtender
@@ -35,6 +35,7 @@ __all__ = [
     "Handle",
     "NodeInfoLister",
     "Nominator",
+    "ObjectLister",
     "PluginsRunner",
     "SharedLister",
     "WaitingPod",
@@ -107,6 +108,33 @@ class WorkloadLister(Protocol):
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
         """A StatefulSet by namespace and name, or ``None``."""
+        ...
+
+
+_T_co = TypeVar("_T_co", covariant=True)
+_K = TypeVar("_K")
+
+
+class ObjectLister(Protocol, Generic[_T_co]):
+    """Read access to the objects of one kind, as the backend's watch reports them.
+
+    Typed by the class asked for: ``handle.lister(Pod)`` is an ``ObjectLister[Pod]``;
+    ``handle.lister("PodGroup")`` an ``ObjectLister[object]``.
+
+    What a Go plugin gets from ``SharedInformerFactory.<Group>().<Version>().<Kind>().Lister()``
+    (or a dynamic informer's lister for a custom resource): a cache, eventually consistent
+    with the API server, never a round trip. Objects are the codec's values (``Pod``,
+    ``Node``, ...; a :class:`~schedframe.objects.CustomObject` for a custom kind).
+
+    .. versionadded:: 0.2
+    """
+
+    def list(self, namespace: str | None = None) -> Sequence[_T_co]:
+        """Every object of the kind, or those of ``namespace``, ordered by namespace and name."""
+        ...
+
+    def get(self, name: str, namespace: str = "") -> _T_co | None:
+        """One object, or ``None`` (``namespace`` empty for cluster-scoped kinds)."""
         ...
 
 
@@ -344,6 +372,26 @@ class Handle(PluginsRunner, Protocol):
     def workload_lister(self) -> WorkloadLister:
         """Services, ReplicationControllers, ReplicaSets and StatefulSets, as the backend's
         watch reports them (PodTopologySpread's default selectors come from them)."""
+        ...
+
+    @overload
+    def lister(self, kind: type[_K]) -> ObjectLister[_K]: ...
+
+    @overload
+    def lister(self, kind: str) -> ObjectLister[object]: ...
+
+    def lister(self, kind: type[_K] | str) -> ObjectLister[_K] | ObjectLister[object]:
+        """The lister of ``kind`` — a modelled class (``Pod``, ``Node``, ``Namespace``, ...:
+        a typed lister) or a kind name: ``"Pod"``, ``"Node"``, ``"Namespace"``,
+        ``"PodDisruptionBudget"``, ``"PriorityClass"`` where the backend serves it, the workload
+        kinds, and any declared custom kind (``"PodGroup"``).
+
+        Call it in the plugin's constructor: on the Kubernetes backend the first call for a
+        kind the scheduler does not watch starts a watch of it (which needs RBAC ``list`` and
+        ``watch`` on that resource). A kind nothing reports lists empty.
+
+        .. versionadded:: 0.2
+        """
         ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:

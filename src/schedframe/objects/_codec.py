@@ -1365,6 +1365,9 @@ def _dispatch(r: _Reader, d: _Dict, base: str) -> object:
     kind = d.get("kind")
     parse = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parse is None:
+        custom = _codec_custom.declared(kind)
+        if custom is not None:
+            return _codec_custom.parse_custom(r, d, base, custom)
         if kind is None:
             r.required(_join(base, "kind"))
         else:
@@ -1400,7 +1403,7 @@ def _skipped(d: object, report: LoadReport) -> bool:
     if not isinstance(d, Mapping):
         return False
     kind = d.get("kind")
-    if not isinstance(kind, str) or kind in _PARSERS:
+    if not isinstance(kind, str) or kind in _PARSERS or _codec_custom.declared(kind):
         return False
     if report.add(kind):
         return True
@@ -1410,6 +1413,15 @@ def _skipped(d: object, report: LoadReport) -> bool:
         report.add_custom(kind)  # a custom resource: kube-scheduler reads none
         return True
     return False
+
+
+def _declare_if_crd(d: _Dict, where: str, base: str) -> None:
+    """A CustomResourceDefinition declares its kind (the object itself is then skipped)."""
+    if _codec_custom.is_crd(d):
+        r = _Reader()
+        _codec_custom.declare_crd(r, d, base)
+        if r.issues:
+            raise ManifestError(r.issues, source=where)
 
 
 def _objects_of(
@@ -1432,11 +1444,15 @@ def _objects_of(
                     r = _Reader()
                     r.wrong_type(f"items[{i}]", item, "a mapping")
                     raise ManifestError(r.issues, source=where)
+                _declare_if_crd(item, where, f"items[{i}]")
                 if _skipped(item, report):
                     continue
                 result.append(_decode(_reader(validate), _dispatch, item, f"items[{i}]", where))
-        elif not _skipped(doc, report):
-            result.append(_run(_dispatch, doc, where, validate=validate))
+        else:
+            if isinstance(doc, Mapping):
+                _declare_if_crd(doc, where, "")
+            if not _skipped(doc, report):
+                result.append(_run(_dispatch, doc, where, validate=validate))
     return result
 
 
@@ -1557,6 +1573,10 @@ def load_manifests(
     does: ``"strict"`` errors, ``"warn"`` warns (:class:`~schedframe.errors.ManifestWarning`,
     one per field), ``"ignore"`` does not look. Whatever the mode, objects are validated as
     the API server validates them on create.
+
+    Custom kinds a plugin reads load once declared (:func:`declare_custom_kind`, or a
+    ``apiextensions.k8s.io/v1`` CustomResourceDefinition earlier in the same load, which
+    declares its kind and is then counted as skipped): they decode to :class:`CustomObject`.
 
     Raises:
         ManifestError: naming the file (and ``#<document index>``) and the field path.
@@ -1908,11 +1928,12 @@ def to_dict(obj: object) -> dict[str, object]:
         return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta_out(obj.metadata)}
     if isinstance(obj, PodDisruptionBudget):
         return _pdb_out(obj)
-    out = _codec_workloads.encode(obj)
+    out = _codec_workloads.encode(obj) or _codec_custom.encode(obj)
     if out is not None:
         return out
     raise TypeError(f"to_dict() cannot encode {type(obj).__name__}")
 
 
-# The PriorityClass and workload kinds register their decoders in _PARSERS on import.
-from schedframe.objects import _codec_workloads  # noqa: E402
+# The PriorityClass and workload kinds register their decoders in _PARSERS on import; custom
+# kinds and CustomResourceDefinitions are decoded by _codec_custom.
+from schedframe.objects import _codec_custom, _codec_workloads  # noqa: E402

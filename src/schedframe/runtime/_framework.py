@@ -50,6 +50,7 @@ from schedframe.runtime._guard import (
     not_status,
     status_or_none,
 )
+from schedframe.runtime._object_store import KindLister
 from schedframe.runtime._standalone import (
     ClusterView,
     RecordingEventRecorder,
@@ -757,6 +758,13 @@ class Framework:
     def workload_lister(self) -> fw.WorkloadLister:
         """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
         return self._cluster.workloads
+
+    def lister(self, kind: type | str) -> KindLister:
+        """The objects of ``kind`` (a class or a kind name) the backend's watch reported
+        (upstream informer listers)."""
+        name = kind if isinstance(kind, str) else kind.__name__
+        self._cluster.on_lister_requested(name)
+        return self._cluster.objects.lister(name)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""

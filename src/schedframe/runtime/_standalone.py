@@ -18,6 +18,7 @@ import attrs
 from schedframe import framework as fw
 from schedframe.errors import BackendError
 from schedframe.framework import PodInfo
+from schedframe.runtime._object_store import ObjectStore
 from schedframe.runtime._workload_lister import WorkloadStore
 
 if TYPE_CHECKING:
@@ -55,8 +56,12 @@ class ClusterView:
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
+        others = list(workloads)
         #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
-        self.workloads = WorkloadStore(workloads)
+        self.workloads = WorkloadStore(others)
+        #: Every object by kind (``Handle.lister``), ``workloads`` of any kind included; the
+        #: scheduler's watch keeps it current.
+        self.objects = ObjectStore([*self._namespaces.values(), *self._pdbs, *others])
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""
@@ -69,6 +74,9 @@ class ClusterView:
     def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
         """Every PodDisruptionBudget."""
         return self._pdbs
+
+    def on_lister_requested(self, kind: str) -> None:
+        """A plugin asked for ``kind``'s lister: a live view starts watching it if needed."""
 
 
 class _RealClock:

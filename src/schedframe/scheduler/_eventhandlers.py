@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from schedframe.framework import ActionType, ClusterEvent, EventResource
-from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+from schedframe.objects import CustomObject, Namespace, Node, Pod, PodDisruptionBudget
 from schedframe.runtime import ClusterView
 
 if TYPE_CHECKING:
@@ -201,9 +201,10 @@ class PodStore:
 class LiveClusterView(ClusterView):
     """Namespaces and PodDisruptionBudgets as the backend's watch reports them."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind_watcher: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self._lock = threading.Lock()
+        self._kind_watcher = kind_watcher
         self._pdb_by_key: dict[str, PodDisruptionBudget] = {}
 
     def set_namespace(self, ns: Namespace) -> None:
@@ -219,6 +220,11 @@ class LiveClusterView(ClusterView):
         with self._lock:
             self._pdb_by_key[key] = pdb
             self._pdbs = list(self._pdb_by_key.values())
+
+    def on_lister_requested(self, kind: str) -> None:
+        """A plugin asked for ``kind``'s lister: a backend that watches kinds on demand starts."""
+        if self._kind_watcher is not None:
+            self._kind_watcher(kind)
 
     def delete_pdb(self, pdb: PodDisruptionBudget) -> None:
         key = f"{pdb.metadata.namespace}/{pdb.metadata.name}"
@@ -272,6 +278,10 @@ class EventHandlers:
 
     def dispatch(self, event_type: str, obj: object, old: object | None) -> None:
         """Route one event by object kind and type (``ADDED``/``MODIFIED``/``DELETED``)."""
+        if event_type == "DELETED":
+            self.cluster.objects.delete(obj)
+        else:
+            self.cluster.objects.set(obj)
         if isinstance(obj, Pod):
             if event_type == "ADDED":
                 self.add_pod(obj)
@@ -300,8 +310,26 @@ class EventHandlers:
             pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
         elif event_type != "DELETED" and self.cluster.workloads.set(obj):
             pass
+        elif isinstance(obj, CustomObject):
+            self.custom_object_event(event_type, obj, old)
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
+
+    def custom_object_event(self, event_type: str, obj: CustomObject, old: object | None) -> None:
+        """A custom object changed: requeue the pods whose plugins registered the kind (the
+        event is ``ClusterEvent(kind, ADD|UPDATE|DELETE)``)."""
+        if event_type == "ADDED":
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.ADD), None, obj
+            )
+        elif event_type == "DELETED":
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.DELETE), obj, None
+            )
+        else:
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.UPDATE), old, obj
+            )
 
     def initial_sync(self, objects: Iterable[tuple[str, object]]) -> None:
         """Replay ``(kind, object)`` pairs as ADDED events (a list-then-watch start)."""

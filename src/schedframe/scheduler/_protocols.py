@@ -8,14 +8,21 @@ scheduling loop uses, so the loop type-checks against the contract, not an imple
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from schedframe import framework as fw
     from schedframe.cache import Snapshot
     from schedframe.objects import ObjectReference, Pod, PodCondition
 
-__all__ = ["BackendLike", "CacheLike", "QueueLike", "SubscriptionLike", "WatchEventLike"]
+__all__ = [
+    "BackendLike",
+    "CacheLike",
+    "KindWatcher",
+    "QueueLike",
+    "SubscriptionLike",
+    "WatchEventLike",
+]
 
 
 class WatchEventLike(Protocol):
@@ -66,6 +73,16 @@ class BackendLike(Protocol):
         note: str,
         related: ObjectReference | None = None,
     ) -> None: ...
+
+
+@runtime_checkable
+class KindWatcher(Protocol):
+    """A backend that watches a kind only once asked (the Kubernetes backend's custom kinds);
+    ``Handle.lister(kind)`` asks."""
+
+    def watch_kind(self, kind: str) -> None:
+        """Start watching ``kind`` if it is not watched yet."""
+        ...
 
 
 class CacheLike(Protocol):

@@ -38,6 +38,7 @@ from schedframe.runtime._guard import SHUTDOWN
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
 from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
 from schedframe.scheduler._failure import handle_scheduling_failure
+from schedframe.scheduler._protocols import KindWatcher
 from schedframe.scheduler._schedule_one import Algorithm, ScheduleResult
 from schedframe.scheduler._schedule_one import schedule_one as _schedule_one_pod
 
@@ -243,7 +244,9 @@ class Scheduler:
         self.snapshot: Snapshot = Snapshot()
         self.waiting_pods = WaitingPods()
         self.pod_store = PodStore()
-        self.cluster = LiveClusterView()
+        self.cluster = LiveClusterView(
+            backend.watch_kind if isinstance(backend, KindWatcher) else None
+        )
         if max_results is not None and max_results < 1:
             raise ValueError("max_results must be at least 1")
         if max_events is not None and max_events < 1:

@@ -25,6 +25,7 @@ from schedframe.errors import DUPLICATE, ConfigError, FieldIssue, ManifestError,
 from schedframe.framework import FitError
 from schedframe.hooks import impl
 from schedframe.objects import (
+    CustomObject,
     Namespace,
     Node,
     Pod,
@@ -413,7 +414,9 @@ class _Engine:
         self.listed = tuple(
             o
             for o in cluster
-            if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
+            if isinstance(
+                o, Service | ReplicationController | ReplicaSet | StatefulSet | CustomObject
+            )
         ) + tuple(workload.objects)
         # Admission rejects a pod now, with its message, rather than when it arrives.
         from schedframe.backends import admit_priority
@@ -813,7 +816,8 @@ def simulate(
     Args:
         cluster: Nodes, Namespaces, PodDisruptionBudgets and Pods; PriorityClasses (every
             pod goes through Priority admission); Services, ReplicationControllers,
-            ReplicaSets and StatefulSets (default spreading's selectors). Other objects
+            ReplicaSets and StatefulSets (default spreading's selectors); objects of declared
+            custom kinds (what plugins list, PodGroups, ElasticQuotas). Other objects
             (Deployments, Jobs, DaemonSets of a dump: their pods are in it) are ignored. Pods
             with ``spec.nodeName`` are already running; unbound ones arrive at time 0;
             Succeeded and Failed ones are left out, as the scheduler never sees them.

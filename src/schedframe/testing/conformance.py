@@ -45,6 +45,7 @@ from schedframe.runtime import (
     EXTENSION_POINTS as _EXTENSION_POINTS,
 )
 from schedframe.runtime import (
+    ClusterView,
     Framework,
     PluginFactory,
     Registry,
@@ -55,15 +56,18 @@ from schedframe.scheduler import VirtualClock
 from schedframe.testing import strategies as sst
 from schedframe.testing._batch_conformance import check_batch_forms
 from schedframe.testing._cluster import Cluster
+from schedframe.testing._vocabulary import Vocabulary, learn_vocabulary
 from schedframe.testing.builders import LABEL_HOSTNAME as _LABEL_HOSTNAME
 
 __all__ = [
     "ALLOWED_CODES",
     "CHECKS",
     "ConformanceError",
+    "Vocabulary",
     "check_plugin",
     "default_clusters",
     "default_pods",
+    "learn_vocabulary",
 ]
 
 #: The checks, by name. ``check_plugin(..., skip=...)`` takes these names.
@@ -338,9 +342,7 @@ def _check_enqueue_static(target: _Target) -> None:
                 name, "enqueue-extensions", f"{where} is {item!r}, not a ClusterEventWithHint"
             )
         event = item.event
-        if not isinstance(event, fw.ClusterEvent) or not isinstance(
-            event.resource, fw.EventResource
-        ):
+        if not isinstance(event, fw.ClusterEvent) or not isinstance(event.resource, str):
             raise _fail(name, "enqueue-extensions", f"{where} has no valid ClusterEvent: {event!r}")
         if (
             not isinstance(event.action_type, fw.ActionType)
@@ -459,10 +461,15 @@ def default_pods(*, namespaces: Sequence[str] = ("default", "team-a")) -> st.Sea
     )
 
 
-def default_clusters(*, pods: st.SearchStrategy[Pod] | None = None) -> st.SearchStrategy[Cluster]:
+def default_clusters(
+    *, pods: st.SearchStrategy[Pod] | None = None, vocabulary: Vocabulary | None = None
+) -> st.SearchStrategy[Cluster]:
     """The clusters :func:`check_plugin` runs in by default: up to 3 nodes in zones, tainted
     or cordoned now and then, up to 4 running pods with labels, requests, host ports,
-    priorities and pod (anti-)affinity (what plugins read off running pods), and budgets."""
+    priorities and pod (anti-)affinity (what plugins read off running pods), and budgets.
+    A ``vocabulary`` adds its node labels, taints, resources (and pod labels to running
+    pods)."""
+    vocab = vocabulary if vocabulary is not None else Vocabulary()
     namespaces = ("default", "team-a")
     running = (
         pods
@@ -475,11 +482,23 @@ def default_clusters(*, pods: st.SearchStrategy[Pod] | None = None) -> st.Search
             affinity=st.none() | sst.affinities(node_affinity=st.none()),
         )
     )
+    nodes = None
+    if vocab:
+        running = vocab.pods(running)
+        nodes = vocab.nodes(
+            sst.nodes(
+                name=st.just("node"),
+                zone=st.none(),
+                taints=st.lists(sst.taints(), max_size=2),
+                unschedulable=st.booleans(),
+            )
+        )
     return sst.clusters(
         max_nodes=3,
         max_pods=4,
         namespaces=namespaces,
         pods=running,
+        nodes=nodes,
         taints=True,
         pdbs=True,
     )
@@ -563,10 +582,13 @@ def _framework(
     snapshot: Snapshot, *, seed: int, binder: fw.Binder | None, cluster: Cluster | None = None
 ) -> Framework:
     clock = VirtualClock()
+    view = ClusterView()
+    if cluster is not None:
+        listed = [*cluster.custom, *cluster.nodes, *cluster.pods, *cluster.pending]
+        view = ClusterView(cluster.namespaces, cluster.pdbs, listed)
     return Framework(
         snapshot=snapshot,
-        namespaces=cluster.namespaces if cluster is not None else (),
-        pdbs=cluster.pdbs if cluster is not None else (),
+        cluster=view,
         clock=clock,
         timers=clock,
         rng=random.Random(seed),
@@ -1426,6 +1448,8 @@ def check_plugin(
     skip: Iterable[str] = (),
     registry: Registry | None = None,
     settings: Settings | None = None,
+    vocabulary: Vocabulary | None = None,
+    learn: bool = True,
 ) -> None:
     """Check that a plugin keeps the framework's contract; raise if it does not.
 
@@ -1467,9 +1491,15 @@ def check_plugin(
         registry: where plugins are loaded from (installed entry points by default).
         settings: hypothesis settings to start from (the loaded profile by default);
             ``max_examples`` and ``deadline=None`` are applied on top.
+        vocabulary: the labels, annotations, taint keys, extended resources and objects the
+            plugin reads; generated pods, nodes and clusters get them (on top of ``pods`` and
+            ``clusters`` when given), so the paths they drive are checked.
+        learn: also learn a vocabulary from the plugin's module source
+            (:func:`learn_vocabulary`: literal label keys and resource names it looks up).
 
     Raises:
-        ConformanceError: the first check that failed, with a minimal example.
+        ConformanceError: the first check that failed, with a minimal example (one line per
+            object).
         ValueError: ``skip`` names an unknown check.
 
     Requires the hypothesis package to be installed.
@@ -1483,9 +1513,14 @@ def check_plugin(
     if invalid_args and "args" not in skipped:
         _check_invalid_args(target, invalid_args)
     comps = [_companion(c, target.registry) for c in companions]
-    pod_strategy = pods if pods is not None else default_pods()
-    cluster_strategy = clusters if clusters is not None else default_clusters(pods=pods)
-    cases = _cases(cluster_strategy, pod_strategy)
+    vocab = vocabulary if vocabulary is not None else Vocabulary()
+    if learn:
+        vocab = learn_vocabulary(target.cls).merged(vocab)
+    pod_strategy = vocab.pods(pods if pods is not None else default_pods())
+    cluster_strategy = (
+        clusters if clusters is not None else default_clusters(pods=pods, vocabulary=vocab)
+    )
+    cases = _cases(vocab.clusters(cluster_strategy), pod_strategy)
     run_settings = Settings(
         settings if settings is not None else Settings(),
         max_examples=max_examples,
@@ -1502,7 +1537,11 @@ def check_plugin(
     # Keep each plugin's saved failing examples apart in the hypothesis database.
     inner = conforms.hypothesis.inner_test  # type: ignore[attr-defined]
     inner._hypothesis_internal_add_digest = f"schedframe-conformance:{target.name}".encode()
-    conforms()
+    try:
+        conforms()
+    except ConformanceError as exc:
+        # One finding, in a few lines: not hypothesis's notes with the whole drawn case.
+        raise ConformanceError(exc.plugin, exc.check, exc.detail, exc.example) from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,8 +28,10 @@ from schedframe.objects import (
     ObjectReference,
     Pod,
     PodCondition,
+    from_dict,
 )
 from schedframe.objects._codec import server_decoder
+from schedframe.objects._custom import custom_kind
 
 if TYPE_CHECKING:
     from schedframe.config import KubeSchedulerConfiguration
@@ -225,6 +227,11 @@ class KubernetesBackend:
         self._started = False
         self._resync_thread: threading.Thread | None = None
         self.reflectors: dict[str, Reflector] = {}
+        self._reflector_options: dict[str, Any] = {
+            "min_watch_timeout": min_watch_timeout,
+            "backoff": backoff,
+        }
+        self._unwatchable: set[str] = set()
         for kind in KINDS:
             path, decode = _COLLECTIONS[kind]
             self.reflectors[kind] = Reflector(
@@ -349,7 +356,7 @@ class KubernetesBackend:
 
         # Every kind is listed at once (informers start together, WaitForCacheSync waits for
         # all), then the lists are applied in the KINDS order subscribers rely on.
-        kinds = [kind for kind in KINDS if not self.reflectors[kind].has_synced]
+        kinds = [kind for kind in self._kinds() if not self.reflectors[kind].has_synced]
         listers = [
             threading.Thread(
                 target=fetch, args=(kind,), name=f"schedframe-list-{kind}", daemon=True
@@ -366,7 +373,7 @@ class KubernetesBackend:
         for kind in kinds:
             self.reflectors[kind].apply_list(*fetched[kind])
         self._started = True
-        for kind in KINDS:
+        for kind in self._kinds():
             self.reflectors[kind].start()
         self.event_sink.start()
         if self._resync_period > 0:
@@ -398,8 +405,68 @@ class KubernetesBackend:
 
     def _resync_loop(self) -> None:
         while not self._stop.wait(self._resync_period):
-            for kind in KINDS:
+            for kind in self._kinds():
                 self.reflectors[kind].resync()
+
+    def _kinds(self) -> list[str]:
+        """The watched kinds in replay order: :data:`KINDS`, custom kinds before pods."""
+        custom = [k for k in self.reflectors if k not in KINDS]
+        return [*(k for k in KINDS if k != "Pod"), *custom, "Pod"]
+
+    def watch_kind(self, kind: str) -> None:
+        """Watch a declared custom kind too (``Handle.lister`` asks, from plugin construction).
+
+        The first call starts a reflector on ``/apis/<group>/<version>/<plural>``: at once
+        (listing before it returns) when the backend is started, else with the other kinds at
+        :meth:`start`. The scheduler's identity then needs RBAC ``get``, ``list`` and
+        ``watch`` on that resource. A kind that is neither watched nor declared is logged once
+        as an error, and its lister stays empty.
+
+        Raises:
+            BackendError: the first list of a started backend failed.
+        """
+        with self._lock:
+            if kind in self.reflectors or kind in self._unwatchable:
+                return
+            declared = custom_kind(kind)
+            if declared is None:
+                self._unwatchable.add(kind)
+                log.error(
+                    "a plugin asked for a lister of kind %r, which is neither watched nor "
+                    "declared (declare_custom_kind or its CustomResourceDefinition); "
+                    "its lister stays empty",
+                    kind,
+                )
+                return
+            prefix = f"/apis/{declared.group}" if declared.group else "/api"
+            api_version = declared.api_version
+
+            def decode(d: Mapping[str, Any]) -> object:
+                # As the server serves it: no unknown-field check, no create-time validation.
+                return from_dict({"apiVersion": api_version, **d, "kind": kind}, validate="ignore")
+
+            reflector = Reflector(
+                self.transport,
+                kind=kind,
+                path=f"{prefix}/{declared.version}/{declared.plural}",
+                decode=decode,
+                deliver=self._deliver,
+                lock=self._lock,
+                **self._reflector_options,
+            )
+            self.reflectors[kind] = reflector
+            if not self._started:
+                return
+            try:
+                reflector.list_and_replace()
+            except (ApiError, TransportError) as exc:
+                del self.reflectors[kind]
+                raise BackendError(
+                    f"cannot list {declared.resource} from {self.transport.host}: {exc}",
+                    reason=getattr(exc, "reason", "ServiceUnavailable"),
+                    code=getattr(exc, "code", 503),
+                ) from None
+            reflector.start()
 
     # -- introspection -------------------------------------------------------------------------
 
@@ -447,7 +514,7 @@ class KubernetesBackend:
         deliver each later change once, in the order the reflectors applied them."""
         with self._lock:
             subscription = _Subscription(self, callback)
-            for kind in KINDS:
+            for kind in self._kinds():
                 for obj in self.reflectors[kind].objects():
                     if not subscription.active:
                         break

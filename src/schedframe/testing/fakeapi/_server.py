@@ -19,7 +19,6 @@ import attrs
 from aiohttp import web
 
 from schedframe.testing.fakeapi._cluster import (
-    RESOURCES,
     BindingRecord,
     Cluster,
     EventRecord,
@@ -27,6 +26,8 @@ from schedframe.testing.fakeapi._cluster import (
     StatusError,
     bad_request,
     resource_for_kind,
+    resource_named,
+    served_resources,
     status_body,
 )
 from schedframe.testing.fakeapi._rbac import Authorizer, RequestAttributes
@@ -34,7 +35,6 @@ from schedframe.testing.fakeapi._selectors import FieldSelector, LabelSelector, 
 
 __all__ = ["FakeAPIServer", "RequestRecord"]
 
-_GROUPS: Final = {(r.group, r.version) for r in RESOURCES.values()}
 _MAX_LOG: Final = 100_000
 
 _Obj = dict[str, Any]
@@ -842,14 +842,18 @@ class FakeAPIServer:
         parts = [p for p in path.split("/") if p]
         if len(parts) >= 2 and parts[0] == "api" and parts[1] == "v1":
             group, rest = "", parts[2:]
-        elif len(parts) >= 3 and parts[0] == "apis" and (parts[1], parts[2]) in _GROUPS:
+        elif (
+            len(parts) >= 3
+            and parts[0] == "apis"
+            and (parts[1], parts[2]) in {(r.group, r.version) for r in served_resources().values()}
+        ):
             group, rest = parts[1], parts[3:]
         else:
             return None
-        version = "v1"
+        version = "v1" if group == "" else parts[2]
         namespace: str | None = None
         if len(rest) >= 3 and rest[0] == "namespaces":
-            candidate = RESOURCES.get(rest[2])
+            candidate = resource_named(rest[2])
             if (candidate is not None and candidate.namespaced and candidate.group == group) or (
                 group == "" and rest[2] == "bindings"
             ):
@@ -859,7 +863,7 @@ class FakeAPIServer:
         if group == "" and rest[0] == "bindings" and namespace is not None and len(rest) == 1:
             res = Resource("bindings", "", "v1", "Binding", True)
             return _Route(res, namespace, "", "")
-        res_opt = RESOURCES.get(rest[0])
+        res_opt = resource_named(rest[0])
         if res_opt is None or res_opt.group != group or res_opt.version != version:
             return None
         if res_opt.namespaced and namespace is None and len(rest) > 1:
