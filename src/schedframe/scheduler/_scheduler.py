@@ -206,6 +206,8 @@ class Scheduler:
                 len(config.extenders),
             )
         registry = registry if registry is not None else Registry.discover()
+        #: Where the profiles' plugins came from (a fork builds its profiles from it too).
+        self.registry = registry
         self.profiles: dict[str, Framework] = {}
         for index, profile in enumerate(config.profiles):
             self.profiles[profile.scheduler_name] = Framework.from_profile(
@@ -340,6 +342,16 @@ class Scheduler:
             queueing_hints=queueing_hints,
             nominated_node_name_for_expectation=nominated_node_name_for_expectation,
         )
+
+    def fork(self, *, hooks: pluggy.PluginManager | None = None) -> Scheduler:
+        """A what-if copy of this scheduler on a copy-on-write fork of its backend.
+
+        See :func:`schedframe.scheduler.fork_scheduler`; ``fork.backend.commit()`` applies
+        what the fork did to this scheduler's cluster, ``fork.backend.discard()`` drops it.
+        """
+        from schedframe.scheduler._fork import fork_scheduler
+
+        return fork_scheduler(self, hooks=hooks)
 
     # -- running -----------------------------------------------------------------------------
 
