@@ -34,6 +34,17 @@ from schedframe.simulation._plot import (
     plot_simulation,
     plot_utilisation,
 )
+from schedframe.simulation._scenario import (
+    EVICTION_RETRY_SECONDS,
+    OPERATIONS,
+    Operation,
+    PodEvent,
+    Scenario,
+    ScenarioResult,
+    load_scenario,
+    run_scenario,
+    scenario_from_dict,
+)
 from schedframe.simulation._summary import (
     LATENCY_PERCENTILES,
     NodeUsage,
@@ -53,6 +64,15 @@ from schedframe.simulation._workload import (
 )
 
 __all__ = [
+    "EVICTION_RETRY_SECONDS",
+    "OPERATIONS",
+    "Operation",
+    "PodEvent",
+    "Scenario",
+    "ScenarioResult",
+    "load_scenario",
+    "run_scenario",
+    "scenario_from_dict",
     "ANNOTATION_ARRIVAL",
     "ANNOTATION_DURATION",
     "LATENCY_PERCENTILES",
