@@ -28,6 +28,13 @@ from schedframe.simulation._engine import (
     UsageChange,
     simulate,
 )
+from schedframe.simulation._fit import (
+    FitResult,
+    Victim,
+    cluster_scheduler,
+    expand_workload,
+    will_it_fit,
+)
 from schedframe.simulation._plot import (
     MATPLOTLIB_HINT,
     plot_scores,
@@ -64,6 +71,11 @@ from schedframe.simulation._workload import (
 )
 
 __all__ = [
+    "FitResult",
+    "Victim",
+    "cluster_scheduler",
+    "expand_workload",
+    "will_it_fit",
     "EVICTION_RETRY_SECONDS",
     "OPERATIONS",
     "Operation",

@@ -1,0 +1,121 @@
+"""``schedframe scenario``, ``fit``, ``whatif`` and ``compare``: capacity questions."""
+
+from __future__ import annotations
+
+import click
+
+from schedframe._cli_gates import gate_options
+from schedframe.cli._main import (
+    _common,
+    _emit,
+    _errors,
+    _format,
+    _load_config,
+    _output_option,
+    cli,
+)
+
+__all__ = ["fit_command", "scenario_command"]
+
+
+def _cluster_objects(paths: tuple[str, ...]) -> list[object]:
+    from schedframe.objects import load_manifests
+
+    objects: list[object] = []
+    for path in paths:
+        objects.extend(load_manifests(path))
+    return objects
+
+
+@cli.command("scenario")
+@click.argument("file")
+@click.option("--config", "-f", "config_path", metavar="FILE", help="KubeSchedulerConfiguration.")
+@click.option(
+    "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
+)
+@click.option("--timeline", is_flag=True, help="Also print every pod's timeline (table output).")
+@_output_option
+@gate_options
+@_common
+@_errors
+def scenario_command(
+    file: str,
+    config_path: str | None,
+    seed: int,
+    timeline: bool,
+    output_format: str | None,
+    as_json: bool,
+) -> None:
+    """Run the scenario FILE: timed operations on a cluster, with the real scheduler.
+
+    Prints the final placements, the pending pods with their last reasons, utilisation and
+    fragmentation (``-o json``: everything, timelines included).
+    """
+    from schedframe.simulation import load_scenario, run_scenario
+
+    fmt = _format(output_format, as_json)
+    scenario = load_scenario(file)
+    result = run_scenario(scenario, config=_load_config(config_path), seed=seed)
+
+    def text() -> str:
+        out = result.to_text()
+        if timeline:
+            lines = [out, "", "Timelines:"]
+            for pod, events in sorted(result.timelines.items()):
+                lines.append(f"  {pod}")
+                for e in events:
+                    extra = " ".join(x for x in (e.node, e.message) if x)
+                    lines.append(f"    {e.time:>8g}s  {e.event:<16} {extra}".rstrip())
+            out = "\n".join(lines)
+        return out
+
+    _emit(result.to_dict(), fmt, text)
+
+
+@cli.command("fit")
+@click.option(
+    "--cluster",
+    "-c",
+    "clusters",
+    multiple=True,
+    required=True,
+    metavar="PATH",
+    help="The cluster: Nodes, running Pods, PDBs ... (YAML, JSON or a folder). Repeatable.",
+)
+@click.argument("workloads", nargs=-1, required=True)
+@click.option("--config", "-f", "config_path", metavar="FILE", help="KubeSchedulerConfiguration.")
+@click.option(
+    "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
+)
+@_output_option
+@gate_options
+@_common
+@_errors
+def fit_command(
+    clusters: tuple[str, ...],
+    workloads: tuple[str, ...],
+    config_path: str | None,
+    seed: int,
+    output_format: str | None,
+    as_json: bool,
+) -> None:
+    """Will the pods, gang or workload in WORKLOADS fit on the cluster as it is now?
+
+    The cluster's pending pods are scheduled first; then WORKLOADS (Pods, Deployments,
+    StatefulSets, Jobs, ...) are scheduled in a fork. Prints placements, the victims
+    preemption would evict (with their PDBs) and the pods left pending. Exit code 1 when
+    something does not fit.
+    """
+    from schedframe.simulation import cluster_scheduler, will_it_fit
+
+    fmt = _format(output_format, as_json)
+    sched = cluster_scheduler(
+        _cluster_objects(clusters), config=_load_config(config_path), seed=seed
+    )
+    try:
+        result = will_it_fit(_cluster_objects(workloads), sched)
+    finally:
+        sched.stop()
+    _emit(result.to_dict(), fmt, result.to_text)
+    if not result.fits:
+        raise click.exceptions.Exit(1)
