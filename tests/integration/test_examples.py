@@ -277,3 +277,19 @@ def test_capacity_fit_reports_the_victim_and_its_pdb(capsys: pytest.CaptureFixtu
     ]
     (reason,) = doc["pending"].values()
     assert "1 node(s) had untolerated taint(s), 2 Insufficient cpu" in reason
+
+
+def test_capacity_whatif_suggests_one_node_a_toleration_or_smaller_requests(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        ["whatif", "-c", str(CAPACITY / "running.yaml"), str(CAPACITY / "api.yaml"), "--json"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    found = [(s["kind"], s["amount"], s["target"]) for s in json.loads(out)]
+    assert found == [
+        ("addNodes", 1, "node-1"),
+        ("tolerateTaint", 1, "dedicated=infra:NoSchedule"),
+        ("lowerRequest", 1000, "cpu"),
+    ]

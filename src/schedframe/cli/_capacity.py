@@ -15,7 +15,7 @@ from schedframe.cli._main import (
     cli,
 )
 
-__all__ = ["fit_command", "scenario_command"]
+__all__ = ["fit_command", "scenario_command", "whatif_command"]
 
 
 def _cluster_objects(paths: tuple[str, ...]) -> list[object]:
@@ -119,3 +119,97 @@ def fit_command(
     _emit(result.to_dict(), fmt, result.to_text)
     if not result.fits:
         raise click.exceptions.Exit(1)
+
+
+@cli.command("whatif")
+@click.option(
+    "--cluster",
+    "-c",
+    "clusters",
+    multiple=True,
+    required=True,
+    metavar="PATH",
+    help="The cluster: Nodes, running Pods, PDBs ... (YAML, JSON or a folder). Repeatable.",
+)
+@click.argument("workloads", nargs=-1, required=True)
+@click.option("--config", "-f", "config_path", metavar="FILE", help="KubeSchedulerConfiguration.")
+@click.option(
+    "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
+)
+@click.option(
+    "--node-shape",
+    metavar="FILE",
+    help="A Node manifest: the shape of nodes to add (default: a copy of the largest node).",
+)
+@click.option("--max-nodes", default=10, show_default=True, help="Add at most this many nodes.")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(
+        [
+            "addNodes",
+            "tolerateTaint",
+            "dropNodeSelector",
+            "dropNodeAffinity",
+            "dropPodAffinityTerm",
+            "dropPodAntiAffinityTerm",
+            "raiseMaxSkew",
+            "lowerRequest",
+            "movePod",
+        ]
+    ),
+    help="Only this kind of change. Repeatable (default: every kind).",
+)
+@_output_option
+@gate_options
+@_common
+@_errors
+def whatif_command(
+    clusters: tuple[str, ...],
+    workloads: tuple[str, ...],
+    config_path: str | None,
+    seed: int,
+    node_shape: str | None,
+    max_nodes: int,
+    kinds: tuple[str, ...],
+    output_format: str | None,
+    as_json: bool,
+) -> None:
+    """What is the smallest change that makes the pods of WORKLOADS schedule?
+
+    Each suggestion (nodes to add, a taint to tolerate, a selector key or affinity term to
+    drop, a maxSkew to raise, a request to lower, a pod to move) was checked by scheduling
+    it in a fork of the cluster, and is the smallest of its kind.
+    """
+    from schedframe.objects import Node
+    from schedframe.simulation import cluster_scheduler, counterfactuals, expand_workload
+
+    fmt = _format(output_format, as_json)
+    shape = None
+    if node_shape is not None:
+        shapes = [o for o in _cluster_objects((node_shape,)) if isinstance(o, Node)]
+        if len(shapes) != 1:
+            from schedframe.cli._main import InputError
+
+            raise InputError(f"{node_shape}: expected exactly one Node, found {len(shapes)}")
+        shape = shapes[0]
+    cluster = _cluster_objects(clusters)
+    sched = cluster_scheduler(cluster, config=_load_config(config_path), seed=seed)
+    try:
+        nodes = [o for o in cluster if isinstance(o, Node)]
+        pods = expand_workload(_cluster_objects(workloads), nodes)
+        found = counterfactuals(
+            pods, sched, node_shape=shape, max_nodes=max_nodes, kinds=kinds or None
+        )
+    finally:
+        sched.stop()
+
+    def text() -> str:
+        if not found:
+            return "nothing to change: the pods schedule as they are (or no change of the kinds tried helps)"
+        lines = ["Smallest changes that make every pod schedule (each checked in a fork):"]
+        lines += [f"  - {s.description}" for s in found]
+        return "\n".join(lines)
+
+    _emit([s.to_dict() for s in found], fmt, text)

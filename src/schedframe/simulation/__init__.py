@@ -60,6 +60,12 @@ from schedframe.simulation._summary import (
     summarize,
 )
 from schedframe.simulation._table import format_table
+from schedframe.simulation._whatif import (
+    REQUEST_STEPS,
+    Suggestion,
+    counterfactuals,
+    try_change,
+)
 from schedframe.simulation._workload import (
     ANNOTATION_ARRIVAL,
     ANNOTATION_DURATION,
@@ -71,6 +77,10 @@ from schedframe.simulation._workload import (
 )
 
 __all__ = [
+    "REQUEST_STEPS",
+    "Suggestion",
+    "counterfactuals",
+    "try_change",
     "FitResult",
     "Victim",
     "cluster_scheduler",
