@@ -293,3 +293,26 @@ def test_capacity_whatif_suggests_one_node_a_toleration_or_smaller_requests(
         ("tolerateTaint", 1, "dedicated=infra:NoSchedule"),
         ("lowerRequest", 1000, "cpu"),
     ]
+
+
+def test_capacity_compare_spread_and_binpack(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "compare",
+            str(CAPACITY / "ab.yaml"),
+            "-b",
+            str(EXAMPLES / "basic" / "binpack.yaml"),
+            "--name-a",
+            "spread",
+            "--name-b",
+            "binpack",
+            "-o",
+            "json",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["pendingOnly"] == {"spread": ["default/big"], "binpack": []}
+    assert doc["placementDiff"]["default/big"] == {"spread": "", "binpack": "node-3"}
+    assert doc["spread"]["fragmentation"]["cpu"] > doc["binpack"]["fragmentation"]["cpu"]

@@ -20,6 +20,7 @@ spec (see :func:`load_workload`); plots need matplotlib (:func:`plot_simulation`
 
 from __future__ import annotations
 
+from schedframe.simulation._compare import Comparison, compare_scenario, pod_latencies
 from schedframe.simulation._engine import (
     Decision,
     PodRecord,
@@ -77,6 +78,9 @@ from schedframe.simulation._workload import (
 )
 
 __all__ = [
+    "Comparison",
+    "compare_scenario",
+    "pod_latencies",
     "REQUEST_STEPS",
     "Suggestion",
     "counterfactuals",
