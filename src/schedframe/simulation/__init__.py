@@ -62,7 +62,6 @@ from schedframe.simulation._summary import (
 )
 from schedframe.simulation._table import format_table
 from schedframe.simulation._whatif import (
-    REQUEST_STEPS,
     Suggestion,
     counterfactuals,
     try_change,
@@ -81,7 +80,6 @@ __all__ = [
     "Comparison",
     "compare_scenario",
     "pod_latencies",
-    "REQUEST_STEPS",
     "Suggestion",
     "counterfactuals",
     "try_change",

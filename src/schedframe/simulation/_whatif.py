@@ -21,10 +21,10 @@ from schedframe.objects import Node, Pod
 if TYPE_CHECKING:
     from schedframe.scheduler import Scheduler
 
-__all__ = ["REQUEST_STEPS", "Suggestion", "counterfactuals", "try_change"]
+__all__ = ["Suggestion", "counterfactuals", "try_change"]
 
-#: The granularity of a request search, per resource (millicores for cpu, bytes otherwise).
-REQUEST_STEPS: Final[Mapping[str, int]] = {"cpu": 10, "memory": 1 << 20}
+# The granularity of a request search, per resource (millicores for cpu, bytes otherwise).
+_REQUEST_STEPS: Final[Mapping[str, int]] = {"cpu": 10, "memory": 1 << 20}
 _DEFAULT_STEP: Final = 1
 _NODE_PREFIX: Final = "whatif-node-"
 
@@ -393,7 +393,7 @@ def _lower_request(scheduler: Scheduler, pods: Sequence[Pod], resource: str) -> 
     current = first.requests.get(resource, 0)
     if _first_request(first, resource) == 0:
         return None
-    step = REQUEST_STEPS.get(resource, _DEFAULT_STEP)
+    step = _REQUEST_STEPS.get(resource, _DEFAULT_STEP)
     others = current - _first_request(first, resource)
     low, high = others // step, (current - 1) // step  # in steps; ``low`` may not fit either
 
