@@ -117,6 +117,14 @@ def test_committing_a_fork_equals_running_on_the_original(steps: list[Op]) -> No
     assert isinstance(direct.backend, MemoryBackend)
     assert canonical_state(original.backend) == canonical_state(direct.backend)
     assert canonical_state(original.backend) == canonical_state(backend)
+    # The original scheduler saw the committed writes: its cache is the direct run's.
+    original.run_until_idle()
+    assert _cache_lines(original) == _cache_lines(direct)
+
+
+def _cache_lines(sched: Scheduler) -> list[str]:
+    lines = canonical_scheduler_state(sched).decode().splitlines()
+    return [line for line in lines if line.startswith(("node ", "  pod ", "assumed "))]
 
 
 def _writes(backend: MemoryBackend) -> list[Callable[[], object]]:

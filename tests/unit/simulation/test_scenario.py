@@ -154,3 +154,29 @@ def test_utilisation_and_fragmentation() -> None:
     assert [(t, u["cpu"]) for t, u in result.utilisation] == [(0.0, 0.0), (1.0, 3 / 8)]
     # 1 CPU free on one node, 4 on the other: the largest hole holds 4 of 5.
     assert result.fragmentation["cpu"] == pytest.approx(1 - 4 / 5)
+
+
+def test_the_workload_generator_runs_inside_a_scenario(tmp_path: Path) -> None:
+    (tmp_path / "nodes.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n"
+        'status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}\n'
+    )
+    (tmp_path / "workload.yaml").write_text(
+        "kind: Workload\npods:\n  - name: job\n    count: 2\n    arrival: {at: 1, every: 2}\n"
+        "    duration: 10\n    template:\n      spec:\n        containers:\n"
+        '          - {name: c, image: i, resources: {requests: {cpu: "3"}}}\n'
+    )
+    (tmp_path / "s.yaml").write_text(
+        "kind: Scenario\ncluster: nodes.yaml\nworkload: workload.yaml\n"
+        "operations:\n  - {at: 20, op: cordon, name: n0}\n"
+    )
+    result = run_scenario(load_scenario(tmp_path / "s.yaml"))
+    # job-1 waits for job-0 to complete at t=11, then runs 10 s.
+    assert [(e.time, e.event) for e in result.timelines["default/job-1"]] == [
+        (3.0, "queued"),
+        (3.0, "failed"),
+        (11.0, "bound"),
+        (21.0, "completed"),
+    ]
+    assert result.placements == {}
+    assert result.end_time == 21.0
