@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from schedframe.errors import INVALID, ConfigError, FieldIssue, ManifestError
+from schedframe.errors import INVALID, BackendError, ConfigError, FieldIssue, ManifestError
 from schedframe.hooks import impl
 from schedframe.objects import (
     Deployment,
@@ -168,6 +168,8 @@ class ScenarioResult:
             over schedulable nodes at the end (0: all free capacity on one node).
         end_time: virtual time when the run ended.
         attempts: scheduling attempts (cycles).
+        rejected: ``(time, op, message)`` of every operation the API refused (a 404 for a
+            missing object, 409 for an existing one, 403 from Priority admission ...).
     """
 
     timelines: Mapping[str, tuple[PodEvent, ...]]
@@ -177,6 +179,7 @@ class ScenarioResult:
     fragmentation: Mapping[str, float]
     end_time: float
     attempts: int
+    rejected: tuple[tuple[float, str, str], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready mapping of the whole result."""
@@ -191,6 +194,9 @@ class ScenarioResult:
             "fragmentation": {r: round(f, 6) for r, f in self.fragmentation.items()},
             "endTime": round(self.end_time, 6),
             "attempts": self.attempts,
+            "rejected": [
+                {"time": round(t, 6), "op": op, "message": msg} for t, op, msg in self.rejected
+            ],
         }
 
     def to_text(self) -> str:
@@ -212,6 +218,10 @@ class ScenarioResult:
             lines.append(f"Utilisation at {t:g}s: {used}")
         frag = ", ".join(f"{r} {f:.3f}" for r, f in self.fragmentation.items())
         lines.append(f"Fragmentation: {frag}")
+        if self.rejected:
+            lines.append("")
+            lines.append(f"Rejected operations ({len(self.rejected)}):")
+            lines += [f"  {t:g}s {op}: {msg}" for t, op, msg in self.rejected]
         return "\n".join(lines)
 
 
@@ -522,6 +532,7 @@ class _Run:
                 static.append(obj)
         self.backend: MemoryBackend = MemoryBackend(static, clock=self.clock)
         self.utilisation: list[tuple[float, Mapping[str, float]]] = []
+        self.rejected: list[tuple[float, str, str]] = []
         self.subscription = self.backend.subscribe(self._on_watch)
         pm = plugin_manager(load_entry_points=False)
         pm.register(self, name="schedframe-scenario")
@@ -589,6 +600,7 @@ class _Run:
             fragmentation=self._fragmentation(),
             end_time=self.clock.now(),
             attempts=self.sched.attempts,
+            rejected=tuple(self.rejected),
         )
 
     # -- bookkeeping ---------------------------------------------------------------------
@@ -644,6 +656,12 @@ class _Run:
         self.backend.create(pod)
 
     def _operate(self, op: Operation) -> None:
+        try:
+            self._apply(op)
+        except BackendError as exc:
+            self.rejected.append((self.clock.now(), op.op, str(exc)))
+
+    def _apply(self, op: Operation) -> None:
         b = self.backend
         if op.op in ("createPod", "createNode"):
             if isinstance(op.obj, Pod):
@@ -658,13 +676,15 @@ class _Run:
                 b.apply(op.obj)
         elif op.op == "deletePod":
             pod = b.get("Pod", op.name, op.namespace)
-            if isinstance(pod, Pod):
-                b.delete(pod)
+            if not isinstance(pod, Pod):
+                raise _not_found("pods", op.name)
+            b.delete(pod)
         elif op.op == "deleteNode":
             node = b.get("Node", op.name)
-            if isinstance(node, Node):
-                b.delete(node)
-                self._sample()
+            if not isinstance(node, Node):
+                raise _not_found("nodes", op.name)
+            b.delete(node)
+            self._sample()
         elif op.op in ("cordon", "uncordon"):
             self._edit_node(
                 op.name,
@@ -701,8 +721,9 @@ class _Run:
 
     def _edit_node(self, name: str, change: Callable[[Node], Node]) -> None:
         node = self.backend.get("Node", name)
-        if isinstance(node, Node):
-            self.backend.update(change(node))
+        if not isinstance(node, Node):
+            raise _not_found("nodes", name)
+        self.backend.update(change(node))
 
     def _scale(self, op: Operation) -> None:
         from schedframe.simulation._controllers import controller_pods
@@ -710,8 +731,8 @@ class _Run:
         key = f"{op.namespace}/{op.kind}/{op.name}"
         held = self.controllers.get(key)
         if held is None:
-            self._note(key, "error", message=f"{op.kind} {op.namespace}/{op.name} not found")
-            return
+            resource = {"Deployment": "deployments.apps", "StatefulSet": "statefulsets.apps"}
+            raise _not_found(resource.get(op.kind, "jobs.batch"), op.name)
         obj, made = held
         if isinstance(obj, Job):
             scaled: object = attrs.evolve(obj, parallelism=op.replicas, completions=op.replicas)
@@ -903,6 +924,11 @@ class _Run:
     def schedframe_preemption(self, preemptor: Pod, node_name: str, victims: Sequence[Pod]) -> None:
         for victim in victims:
             self._note(victim.key, "preempted", node=node_name, message=f"by {preemptor.key}")
+
+
+def _not_found(resource: str, name: str) -> BackendError:
+    # apimachinery's NotFound text, as kube-apiserver answers a request for a missing object.
+    return BackendError(f'{resource} "{name}" not found', reason="NotFound", code=404)
 
 
 def _with_taints(node: Node, taints: Iterable[Taint]) -> Node:

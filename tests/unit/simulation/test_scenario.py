@@ -180,3 +180,35 @@ def test_the_workload_generator_runs_inside_a_scenario(tmp_path: Path) -> None:
     ]
     assert result.placements == {}
     assert result.end_time == 21.0
+
+
+def test_operations_the_api_refuses_are_reported_not_raised() -> None:
+    ops = (
+        Operation(at=1, op="cordon", name="ghost"),
+        Operation(at=2, op="deletePod", name="nobody"),
+        Operation(at=3, op="createPod", obj=make_pod("p").obj()),
+        Operation(at=4, op="createPod", obj=make_pod("p").obj()),
+        Operation(at=5, op="scale", kind="Deployment", name="web", replicas=2),
+    )
+    result = run_scenario(Scenario(cluster=tuple(_nodes(1)), operations=ops))
+    assert result.rejected == (
+        (1.0, "cordon", 'nodes "ghost" not found'),
+        (2.0, "deletePod", 'pods "nobody" not found'),
+        (4.0, "createPod", 'pods "p" already exists'),
+        (5.0, "scale", 'deployments.apps "web" not found'),
+    )
+    assert result.placements == {"default/p": "n0"}
+
+
+def test_the_cli_refuses_a_bad_scenario_with_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from schedframe.cli import main
+
+    path = tmp_path / "s.yaml"
+    path.write_text("kind: Scenario\noperations:\n  - {at: 1, op: drain, name: n, bogus: 1}\n")
+    assert main(["scenario", str(path)]) == 2
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"error: {path}: operations[0].bogus: Unknown field: drain takes at, op, name"
+    ]
