@@ -169,3 +169,15 @@ def test_the_original_scheduler_sees_the_committed_writes() -> None:
     dump = cast("Cache", sched.cache).dump()
     assert "default/big" in {pi.pod.key for pi in dump.nodes[placed].pods}
     assert sched.queue.pending_pods() == []
+
+
+def test_a_fork_of_a_fork_commits_through_to_the_original() -> None:
+    backend = MemoryBackend(_cluster())
+    outer = backend.fork()
+    inner = outer.fork()
+    inner.create(make_pod("deep").obj())
+    inner.commit()
+    assert backend.get("Pod", "deep") is None
+    outer.commit()
+    assert backend.get("Pod", "deep") is not None
+    assert canonical_state(backend) == canonical_state(outer)

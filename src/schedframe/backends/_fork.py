@@ -135,13 +135,17 @@ class BackendFork(MemoryBackend):
                     reason="Conflict",
                     code=409,
                 )
-            for kind, key, obj, event in self._log:
+            for entry in self._log:
+                kind, key, obj, event = entry
                 if obj is None:
                     del parent._store[kind][key]
                 else:
                     parent._store[kind][key] = obj
                 parent._rv = event.resource_version
                 parent._pending.append(event)
+                if isinstance(parent, BackendFork):  # a fork of a fork: its parent logs it too
+                    parent._check_open()
+                    parent._log.append(entry)
             parent.events.extend(self.events[self._base_events :])
             self._closed = "committed"
         parent._drain()
