@@ -740,24 +740,44 @@ class _Run:
             scaled = attrs.evolve(obj, replicas=op.replicas)  # type: ignore[misc]
         _, want, _ = controller_pods(scaled)
         self.controllers[key] = (scaled, want)
-        # Controllers name pods deterministically by index: scaling up creates the new
-        # indexes; scaling down deletes the highest ones (a StatefulSet's order; for a
-        # ReplicaSet, upstream prefers unbound pods first, which this ranking also does).
-        have = {p.key for p in made}
+        owners = {ref.uid for ref in (want[0].metadata.owner_references if want else ())}
+        if not owners and made:
+            owners = {ref.uid for ref in made[0].metadata.owner_references}
+        live = [
+            p
+            for p in self.backend.list("Pod")
+            if isinstance(p, Pod)
+            and p.namespace == op.namespace
+            and any(ref.uid in owners for ref in p.metadata.owner_references)
+        ]
+        names = {p.name for p in live}
+        if isinstance(obj, StatefulSet):
+            # Ordinals 0..n-1: create the missing ones, delete the highest ones first.
+            keep = {p.name for p in want}
+            for pod in want:
+                if pod.name not in names:
+                    self.backend.create(pod)
+            for pod in sorted(live, key=lambda p: _ordinal(p.name), reverse=True):
+                if pod.name not in keep:
+                    self.backend.delete(pod)
+            return
+        # A ReplicaSet (a Deployment's) or a Job: create pods up to the count, under names not
+        # in use; scaling down deletes unbound pods first, then the newest (upstream ranks
+        # unassigned pods first and, among equals, the most recently created).
+        missing = len(want) - len(live)
         for pod in want:
-            if pod.key not in have:
+            if missing <= 0:
+                break
+            if pod.name not in names:
                 self.backend.create(pod)
-        keep = {p.key for p in want}
-        gone = [p for p in made if p.key not in keep]
-        gone.sort(key=self._is_bound)
-        for pod in gone:
-            stored = self.backend.get("Pod", pod.name, pod.namespace)
-            if isinstance(stored, Pod):
-                self.backend.delete(stored)
-
-    def _is_bound(self, pod: Pod) -> bool:
-        stored = self.backend.get("Pod", pod.name, pod.namespace)
-        return isinstance(stored, Pod) and bool(stored.spec.node_name)
+                missing -= 1
+        if missing < 0:
+            ranked = sorted(
+                live,
+                key=lambda p: (bool(p.spec.node_name), -int(p.metadata.resource_version or 0)),
+            )
+            for pod in ranked[:-missing]:
+                self.backend.delete(pod)
 
     def _disruptions_allowed(self, pdb: PodDisruptionBudget, pods: Sequence[Pod]) -> int:
         """The disruption controller's ``disruptionsAllowed`` for ``pdb`` now: healthy
@@ -924,6 +944,11 @@ class _Run:
     def schedframe_preemption(self, preemptor: Pod, node_name: str, victims: Sequence[Pod]) -> None:
         for victim in victims:
             self._note(victim.key, "preempted", node=node_name, message=f"by {preemptor.key}")
+
+
+def _ordinal(name: str) -> int:
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
 
 
 def _not_found(resource: str, name: str) -> BackendError:

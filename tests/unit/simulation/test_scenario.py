@@ -212,3 +212,44 @@ def test_the_cli_refuses_a_bad_scenario_with_exit_code_2(
     assert err.splitlines() == [
         f"error: {path}: operations[0].bogus: Unknown field: drain takes at, op, name"
     ]
+
+
+def test_scaling_a_deployment_down_deletes_the_unbound_pod_first() -> None:
+    from schedframe.objects import from_dict
+
+    deployment = from_dict(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 3,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "containers": [
+                            {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
+                        ]
+                    },
+                },
+            },
+        }
+    )
+    ops = (
+        Operation(at=5, op="scale", kind="Deployment", name="web", replicas=2),
+        Operation(at=6, op="createNode", obj=make_node("n1").capacity(cpu="4", pods=110).obj()),
+        Operation(at=7, op="scale", kind="Deployment", name="web", replicas=4),
+    )
+    result = run_scenario(Scenario(cluster=(*_nodes(1), deployment), operations=ops))
+    deleted = [k for k, v in result.timelines.items() if "deleted" in [e.event for e in v]]
+    assert len(deleted) == 1
+    # The pending replica went at t=5; scaling to 4 at t=7 created it (and one more) again.
+    assert [(e.time, e.event) for e in result.timelines[deleted[0]]] == [
+        (0.0, "queued"),
+        (0.0, "failed"),
+        (5.0, "deleted"),
+        (7.0, "queued"),
+        (7.0, "bound"),
+    ]
+    assert sorted(result.placements.values()) == ["n0", "n0", "n1", "n1"]
