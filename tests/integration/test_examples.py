@@ -316,3 +316,21 @@ def test_capacity_compare_spread_and_binpack(capsys: pytest.CaptureFixture[str])
     assert doc["pendingOnly"] == {"spread": ["default/big"], "binpack": []}
     assert doc["placementDiff"]["default/big"] == {"spread": "", "binpack": "node-3"}
     assert doc["spread"]["fragmentation"]["cpu"] > doc["binpack"]["fragmentation"]["cpu"]
+
+
+def test_capacity_fork_script_discards_then_commits() -> None:
+    done = subprocess.run(
+        [sys.executable, str(CAPACITY / "fork.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.stdout.splitlines() == [
+        "without node-2, web-2 goes to: node-1",
+        "and evicts: default/batch",
+        "discarded; original unchanged: True",
+        "committed 2 write(s)",
+        "report runs on node-2 in the original cluster",
+    ]
