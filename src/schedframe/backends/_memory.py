@@ -39,6 +39,7 @@ from schedframe.objects import (
 from schedframe.objects._custom import CustomObject, custom_kind
 
 if TYPE_CHECKING:
+    from schedframe.backends._fork import BackendFork
     from schedframe.framework import Clock
 
 log = logging.getLogger("schedframe.backends.memory")
@@ -267,6 +268,17 @@ class MemoryBackend:
         """The revision of the latest write (0 before any)."""
         with self._lock:
             return self._rv
+
+    def fork(self, *, clock: Clock | None = None) -> BackendFork:
+        """A copy-on-write fork of this backend (see :class:`BackendFork`): run pods and
+        operations on it, inspect it, then ``commit()`` or ``discard()`` it.
+
+        Args:
+            clock: the fork's clock; this backend's clock by default.
+        """
+        from schedframe.backends._fork import BackendFork
+
+        return BackendFork(self, clock=clock)
 
     # -- failure injection ---------------------------------------------------------------------
 

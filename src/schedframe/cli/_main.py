@@ -812,6 +812,14 @@ def _add_run_command() -> None:
 _add_run_command()
 
 
+def _add_capacity_commands() -> None:
+    # scenario, fit, whatif, compare: their own module (simulation layer commands).
+    import schedframe.cli._capacity  # noqa: F401  (registers the commands on import)
+
+
+_add_capacity_commands()
+
+
 # --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------

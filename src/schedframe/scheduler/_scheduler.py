@@ -255,6 +255,8 @@ class Scheduler:
         self._nominator = _QueueNominator()
 
         registry = registry if registry is not None else Registry.discover()
+        #: Where the profiles' plugins came from (a fork builds its profiles from it too).
+        self.registry = registry
         self.profiles: dict[str, Framework] = {}
         for index, profile in enumerate(config.profiles):
             self.profiles[profile.scheduler_name] = Framework.from_profile(
@@ -437,6 +439,16 @@ class Scheduler:
             max_events=max_events,
             fence=fence,
         )
+
+    def fork(self, *, hooks: pluggy.PluginManager | None = None) -> Scheduler:
+        """A what-if copy of this scheduler on a copy-on-write fork of its backend.
+
+        See :func:`schedframe.scheduler.fork_scheduler`; ``fork.backend.commit()`` applies
+        what the fork did to this scheduler's cluster, ``fork.backend.discard()`` drops it.
+        """
+        from schedframe.scheduler._fork import fork_scheduler
+
+        return fork_scheduler(self, hooks=hooks)
 
     # -- running -----------------------------------------------------------------------------
 
