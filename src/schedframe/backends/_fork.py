@@ -9,6 +9,7 @@ delivers the same events to its own watchers, exactly as if the writes had been 
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -42,7 +43,9 @@ class BackendFork(MemoryBackend):
         self._graceful = parent._graceful
         with parent._lock:
             # Objects are frozen values: sharing them is safe; only the indexes are copied.
-            self._store = {kind: dict(objects) for kind, objects in parent._store.items()}
+            self._store = collections.defaultdict(
+                dict, {kind: dict(objects) for kind, objects in parent._store.items()}
+            )
             self._rv = parent._rv
             self.events = list(parent.events)
         self.parent: Final = parent
