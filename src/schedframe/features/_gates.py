@@ -33,6 +33,10 @@ _NOT_MODELLED: Final[dict[str, tuple[bool, str]]] = {
         False,
         "PodTopologySpread without matchLabelKeys (it always honours them)",
     ),
+    "PodLevelResources": (
+        False,
+        "pods read without their pod-level resources (spec.resources is always counted)",
+    ),
 }
 
 

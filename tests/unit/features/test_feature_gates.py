@@ -107,6 +107,14 @@ def test_unknown_gate_name_raises_key_error_when_read() -> None:
             id="always-on behaviour cannot be turned off",
         ),
         pytest.param(
+            "1.36",
+            {"PodLevelResources": False},
+            "featureGates.PodLevelResources: Invalid value: schedframe does not model pods read "
+            "without their pod-level resources (spec.resources is always counted), so feature "
+            "gate PodLevelResources cannot be set to false",
+            id="pod-level resources are always counted",
+        ),
+        pytest.param(
             "1.33",
             {},
             'emulatedVersion: Unsupported value: "1.33": supported values: "1.34", "1.35", "1.36"',
@@ -153,12 +161,12 @@ def test_config_file_gate_must_be_boolean() -> None:
 
 def test_caller_settings_win_over_the_file() -> None:
     config = load_config(
-        {**HEADER, "emulatedVersion": "1.34", "featureGates": {"PodLevelResources": False}},
+        {**HEADER, "emulatedVersion": "1.34", "featureGates": {"SchedulerAsyncPreemption": False}},
         emulated_version="1.35",
-        feature_gates={"PodLevelResources": True},
+        feature_gates={"SchedulerAsyncPreemption": True},
     )
     assert config.feature_gates == FeatureGates(
-        emulated_version="1.35", overrides={"PodLevelResources": True}
+        emulated_version="1.35", overrides={"SchedulerAsyncPreemption": True}
     )
 
 
