@@ -72,7 +72,7 @@ def test_tolerating_the_taint_is_suggested_and_verified() -> None:
     sched = cluster_scheduler(
         [make_node("n0").capacity(cpu="4", memory="8Gi").taint("team", "a").obj()]
     )
-    (s,) = counterfactuals([make_pod("p").obj()], sched, kinds=["tolerateTaint"])
+    (s,) = counterfactuals([make_pod("p").req(cpu="1").obj()], sched, kinds=["tolerateTaint"])
     assert (s.kind, s.target, dict(s.placements)) == (
         "tolerateTaint",
         "team=a:NoSchedule",
