@@ -35,6 +35,15 @@ from schedframe.objects import (
     Service,
     StatefulSet,
 )
+from schedframe.objects._storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 if TYPE_CHECKING:
     from schedframe.framework import Clock
@@ -53,6 +62,13 @@ _Object: TypeAlias = (
     | ReplicationController
     | ReplicaSet
     | StatefulSet
+    | StorageClass
+    | CSINode
+    | CSIDriver
+    | CSIStorageCapacity
+    | PersistentVolume
+    | PersistentVolumeClaim
+    | VolumeAttachment
 )
 _OBJECT_TYPES: Final = (
     Pod,
@@ -64,6 +80,13 @@ _OBJECT_TYPES: Final = (
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    StorageClass,
+    CSINode,
+    CSIDriver,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    VolumeAttachment,
 )
 _Key: TypeAlias = tuple[str, str]
 _T = TypeVar(
@@ -77,6 +100,13 @@ _T = TypeVar(
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    StorageClass,
+    CSINode,
+    CSIDriver,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    VolumeAttachment,
 )
 
 #: Operations :meth:`MemoryBackend.inject_failure` can make fail.
@@ -103,6 +133,13 @@ _KIND_OF: Final[dict[type, str]] = {
     ReplicationController: "ReplicationController",
     ReplicaSet: "ReplicaSet",
     StatefulSet: "StatefulSet",
+    StorageClass: "StorageClass",
+    CSINode: "CSINode",
+    CSIDriver: "CSIDriver",
+    CSIStorageCapacity: "CSIStorageCapacity",
+    PersistentVolume: "PersistentVolume",
+    PersistentVolumeClaim: "PersistentVolumeClaim",
+    VolumeAttachment: "VolumeAttachment",
 }
 #: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
 STORED_KINDS: Final = (*KINDS, "PriorityClass")
@@ -117,6 +154,13 @@ _RESOURCE: Final = {
     "ReplicationController": "replicationcontrollers",
     "ReplicaSet": "replicasets.apps",
     "StatefulSet": "statefulsets.apps",
+    "StorageClass": "storageclasses.storage.k8s.io",
+    "CSINode": "csinodes.storage.k8s.io",
+    "CSIDriver": "csidrivers.storage.k8s.io",
+    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
+    "PersistentVolume": "persistentvolumes",
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "VolumeAttachment": "volumeattachments.storage.k8s.io",
 }
 _ETCD_PREFIX: Final = {
     "Pod": "/registry/pods",
@@ -128,8 +172,26 @@ _ETCD_PREFIX: Final = {
     "ReplicationController": "/registry/controllers",
     "ReplicaSet": "/registry/replicasets",
     "StatefulSet": "/registry/statefulsets",
+    "StorageClass": "/registry/storageclasses",
+    "CSINode": "/registry/csinodes",
+    "CSIDriver": "/registry/csidrivers",
+    "CSIStorageCapacity": "/registry/csistoragecapacities",
+    "PersistentVolume": "/registry/persistentvolumes",
+    "PersistentVolumeClaim": "/registry/persistentvolumeclaims",
+    "VolumeAttachment": "/registry/volumeattachments",
 }
-_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
+_CLUSTER_SCOPED: Final = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "PriorityClass",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "PersistentVolume",
+        "VolumeAttachment",
+    }
+)
 _OPTIMISTIC_LOCK_MSG: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )

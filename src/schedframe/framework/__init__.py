@@ -58,6 +58,7 @@ from schedframe.framework._handle import (
     Nominator,
     PluginsRunner,
     SharedLister,
+    StorageLister,
     WaitingPod,
     WorkloadLister,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "SharedLister",
     "StateKey",
     "Status",
+    "StorageLister",
     "WaitingPod",
     "WeightedAffinityTerm",
     "WorkloadLister",

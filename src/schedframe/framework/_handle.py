@@ -23,6 +23,15 @@ if TYPE_CHECKING:
         Service,
         StatefulSet,
     )
+    from schedframe.objects._storage import (
+        CSIDriver,
+        CSINode,
+        CSIStorageCapacity,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+        VolumeAttachment,
+    )
 
 __all__ = [
     "Binder",
@@ -33,6 +42,7 @@ __all__ = [
     "Nominator",
     "PluginsRunner",
     "SharedLister",
+    "StorageLister",
     "WaitingPod",
     "WorkloadLister",
 ]
@@ -103,6 +113,52 @@ class WorkloadLister(Protocol):
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
         """A StatefulSet by namespace and name, or ``None``."""
+        ...
+
+
+class StorageLister(Protocol):
+    """The storage objects the volume plugins read.
+
+    What upstream's VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits read
+    through the PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+    CSIStorageCapacity and VolumeAttachment informers' listers. Provisional.
+
+    .. versionadded:: 0.2
+    """
+
+    #: Changes on every write (memos key on it).
+    generation: int
+
+    def persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """A claim by namespace and name, or ``None``."""
+        ...
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None:
+        """A volume by name, or ``None``."""
+        ...
+
+    def persistent_volumes(self) -> Sequence[PersistentVolume]:
+        """Every PersistentVolume, by name."""
+        ...
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        """A StorageClass by name, or ``None``."""
+        ...
+
+    def csi_node(self, name: str) -> CSINode | None:
+        """The CSINode of a node, or ``None``."""
+        ...
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        """A CSIDriver by name, or ``None``."""
+        ...
+
+    def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]:
+        """Every CSIStorageCapacity."""
+        ...
+
+    def volume_attachments(self) -> Sequence[VolumeAttachment]:
+        """Every VolumeAttachment."""
         ...
 
 
@@ -290,6 +346,14 @@ class Handle(PluginsRunner, Protocol):
     def workload_lister(self) -> WorkloadLister:
         """Services, ReplicationControllers, ReplicaSets and StatefulSets, as the backend's
         watch reports them (PodTopologySpread's default selectors come from them)."""
+        ...
+
+    def storage_lister(self) -> StorageLister:
+        """PersistentVolumes, claims, StorageClasses and the CSI objects, as the backend's
+        watch reports them (the volume plugins read them).
+
+        .. versionadded:: 0.2
+        """
         ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:

@@ -93,11 +93,16 @@ __all__ = [
 ]
 
 _KINDS: Final = (
+    "CSIDriver",
+    "CSINode",
+    "CSIStorageCapacity",
     "DaemonSet",
     "Deployment",
     "Job",
     "Namespace",
     "Node",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "Pod",
     "PodDisruptionBudget",
     "PriorityClass",
@@ -105,6 +110,8 @@ _KINDS: Final = (
     "ReplicationController",
     "Service",
     "StatefulSet",
+    "StorageClass",
+    "VolumeAttachment",
 )
 _MANIFEST_SUFFIXES: Final = (".json", ".yaml", ".yml")
 _RFC3339_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
@@ -664,7 +671,13 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     for v, p in r.items(d, "volumes", path):
         pvc = r.map_(v, "persistentVolumeClaim", p)
         claim = None if pvc is None else r.text(pvc, "claimName", _join(p, "persistentVolumeClaim"))
-        volumes.append(Volume(name=r.text(v, "name", p), persistent_volume_claim=claim))
+        volumes.append(
+            Volume(
+                name=r.text(v, "name", p),
+                persistent_volume_claim=claim,
+                ephemeral=r.map_(v, "ephemeral", p) is not None,
+            )
+        )
     spec = PodSpec(
         node_name=r.text(d, "nodeName", path),
         scheduler_name=r.text(d, "schedulerName", path) or DEFAULT_SCHEDULER_NAME,
@@ -1075,8 +1088,8 @@ def load_manifests(
 
     Objects of kinds kube-scheduler never reads (ConfigMap, Secret, Event, custom
     resources, ... see :data:`UNREAD_KINDS`) are skipped, and so are kinds it reads that
-    schedframe does not model yet (:data:`NOT_MODELLED_KINDS`: PersistentVolume,
-    PersistentVolumeClaim, StorageClass, CSINode, ResourceSlice, ...). Neither is silent:
+    schedframe does not model yet (:data:`NOT_MODELLED_KINDS`: ResourceSlice,
+    ResourceClaim, DeviceClass, ...). Neither is silent:
     each skipped kind is counted in ``report``, or, without one, logged as one warning line
     per kind on the ``schedframe.objects`` logger. Any other unknown kind is an error.
 
@@ -1311,6 +1324,8 @@ def _pod_out(pod: Pod) -> dict[str, object]:
         volume: dict[str, object] = {"name": v.name}
         if v.persistent_volume_claim is not None:
             volume["persistentVolumeClaim"] = {"claimName": v.persistent_volume_claim}
+        if v.ephemeral:
+            volume["ephemeral"] = {"volumeClaimTemplate": {"spec": {}}}
         volumes.append(volume)
     _put(spec, "volumes", volumes)
     st = pod.status
@@ -1419,10 +1434,12 @@ def to_dict(obj: object) -> dict[str, object]:
     if isinstance(obj, PodDisruptionBudget):
         return _pdb_out(obj)
     out = _codec_workloads.encode(obj)
+    if out is None:
+        out = _codec_storage.encode(obj)
     if out is not None:
         return out
     raise TypeError(f"to_dict() cannot encode {type(obj).__name__}")
 
 
 # The PriorityClass and workload kinds register their decoders in _PARSERS on import.
-from schedframe.objects import _codec_workloads  # noqa: E402
+from schedframe.objects import _codec_storage, _codec_workloads  # noqa: E402

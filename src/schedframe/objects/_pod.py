@@ -211,10 +211,20 @@ class PodCondition:
 
 @attrs.frozen(kw_only=True)
 class Volume:
-    """A pod volume; only a PersistentVolumeClaim source is modelled (its ``claimName``)."""
+    """A pod volume; the claim sources are modelled: a PersistentVolumeClaim (its
+    ``claimName``) and a generic ephemeral volume (``ephemeral``), whose claim the
+    ephemeral volume controller names ``<pod>-<volume>``."""
 
     name: str
     persistent_volume_claim: str | None = None
+    ephemeral: bool = False
+
+    def claim_name(self, pod_name: str) -> str | None:
+        """The claim this volume uses in pod ``pod_name``, or ``None`` for another source
+        (upstream ``ephemeral.VolumeClaimName`` for ephemeral volumes)."""
+        if self.ephemeral:
+            return f"{pod_name}-{self.name}"
+        return self.persistent_volume_claim
 
 
 @attrs.frozen(kw_only=True)

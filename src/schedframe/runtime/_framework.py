@@ -30,6 +30,7 @@ from schedframe.errors import (
 )
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
+from schedframe.runtime._storage_lister import StorageStore
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
 from schedframe.runtime._workload_lister import WorkloadStore
 
@@ -191,8 +192,11 @@ class ClusterView:
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
+        workloads = list(workloads)
         #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
         self.workloads = WorkloadStore(workloads)
+        #: PVs, PVCs, StorageClasses and the CSI objects found in ``workloads``.
+        self.storage = StorageStore(workloads)
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""
@@ -824,6 +828,10 @@ class Framework:
     def workload_lister(self) -> fw.WorkloadLister:
         """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
         return self._cluster.workloads
+
+    def storage_lister(self) -> fw.StorageLister:
+        """PersistentVolumes, claims, StorageClasses and CSI objects (the volume plugins)."""
+        return self._cluster.storage
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""

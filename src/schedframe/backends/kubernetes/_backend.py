@@ -58,6 +58,23 @@ _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
     "ReplicationController": ("/api/v1/replicationcontrollers", _decoder("ReplicationController")),
     "ReplicaSet": ("/apis/apps/v1/replicasets", _decoder("ReplicaSet")),
     "StatefulSet": ("/apis/apps/v1/statefulsets", _decoder("StatefulSet")),
+    # What the volume plugins read (kube-scheduler's storage informers).
+    "StorageClass": ("/apis/storage.k8s.io/v1/storageclasses", _decoder("StorageClass")),
+    "CSINode": ("/apis/storage.k8s.io/v1/csinodes", _decoder("CSINode")),
+    "CSIDriver": ("/apis/storage.k8s.io/v1/csidrivers", _decoder("CSIDriver")),
+    "CSIStorageCapacity": (
+        "/apis/storage.k8s.io/v1/csistoragecapacities",
+        _decoder("CSIStorageCapacity"),
+    ),
+    "PersistentVolume": ("/api/v1/persistentvolumes", _decoder("PersistentVolume")),
+    "PersistentVolumeClaim": (
+        "/api/v1/persistentvolumeclaims",
+        _decoder("PersistentVolumeClaim"),
+    ),
+    "VolumeAttachment": (
+        "/apis/storage.k8s.io/v1/volumeattachments",
+        _decoder("VolumeAttachment"),
+    ),
     "Pod": ("/api/v1/pods", pod_from_dict),
 }
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
