@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 
@@ -22,6 +22,7 @@ import attrs
 from schedframe._evolve import evolve
 from schedframe.backends._admission import admit_priority, validate_priority_class
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
+from schedframe.backends._storage_controller import StorageController
 from schedframe.errors import BackendError
 from schedframe.objects import (
     Namespace,
@@ -180,6 +181,8 @@ _ETCD_PREFIX: Final = {
     "PersistentVolumeClaim": "/registry/persistentvolumeclaims",
     "VolumeAttachment": "/registry/volumeattachments",
 }
+# The kinds whose writes the storage controller reacts to.
+_RECONCILED: Final = frozenset({"PersistentVolume", "PersistentVolumeClaim"})
 _CLUSTER_SCOPED: Final = frozenset(
     {
         "Node",
@@ -269,7 +272,8 @@ class MemoryBackend:
     """The embedded backend: a real object store with the API server's semantics.
 
     Args:
-        objects: objects to create first, in order (PriorityClasses before all others):
+        objects: objects to create first, in order (PriorityClasses before all others,
+            PersistentVolumeClaims after them):
             any of :data:`STORED_KINDS`; each gets the next resourceVersion.
         clock: where time comes from (deletion and condition timestamps, event times, grace
             periods); wall time by default. Graceful deletion needs ``call_later``.
@@ -277,6 +281,9 @@ class MemoryBackend:
             ``deletionTimestamp`` = now + grace period (``MODIFIED``), and remove the pod when
             the grace period has run out on the clock (``DELETED``), as the kubelet would. By
             default pods are deleted at once.
+        storage_controller: play the PersistentVolume controller and a CSI provisioner
+            after every PV and PVC write (see :mod:`schedframe.backends._storage_controller`):
+            claims get bound and dynamic classes provisioned, as in a real cluster.
 
     Thread-safe. Watch callbacks run in the thread of the write that caused them, before
     that write returns, one event at a time in resourceVersion order; a callback may write
@@ -293,6 +300,7 @@ class MemoryBackend:
         *,
         clock: Clock | None = None,
         graceful_deletion: bool = False,
+        storage_controller: bool = True,
     ) -> None:
         self._clock: Clock = clock if clock is not None else _WallClock()
         if graceful_deletion and not hasattr(self._clock, "call_later"):
@@ -308,8 +316,12 @@ class MemoryBackend:
         self._deliverer: int | None = None
         #: Events recorded through :meth:`record_event`, oldest first.
         self.events: list[Event] = []
+        self._storage: StorageController | None = None
+        if storage_controller:
+            self._storage = StorageController(self._get_locked, self._list_locked, self._put)
         # PriorityClasses first, so that admission finds the classes the pods name.
-        for obj in sorted(objects, key=lambda o: not isinstance(o, PriorityClass)):
+        # Claims after the rest, so that the storage controller finds their classes and volumes.
+        for obj in sorted(objects, key=_creation_order):
             kind = _kind(obj)
             with self._lock:
                 self._create(kind, obj, self._now())
@@ -672,7 +684,46 @@ class MemoryBackend:
                 self._finalize(key, None)
         self._drain()
 
+    # -- storage -------------------------------------------------------------------------------
+
+    def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT a PersistentVolume (what VolumeBinding's PreBind writes); see :meth:`update`."""
+        return self.update(pv)
+
+    def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT a PersistentVolumeClaim (what VolumeBinding's PreBind writes)."""
+        return self.update(pvc)
+
+    def inject_provisioning_failure(self, *, times: int = 1) -> None:
+        """Make the next ``times`` dynamic provisionings fail as a provisioner signals it:
+        the claim's ``volume.kubernetes.io/selected-node`` annotation is removed, and the
+        scheduler's PreBind fails with ``provisioning failed for PVC "<name>"``.
+
+        Raises:
+            RuntimeError: when the backend was made without its storage controller.
+        """
+        if self._storage is None:
+            raise RuntimeError("the backend was made with storage_controller=False")
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._storage.failing_provisions = times
+
     # -- internals (self._lock held) -----------------------------------------------------------
+
+    def _get_locked(self, kind: str, name: str, namespace: str) -> object | None:
+        return self._store[kind].get(("" if kind in _CLUSTER_SCOPED else namespace, name))
+
+    def _list_locked(self, kind: str) -> Sequence[object]:
+        objects = self._store[kind]
+        return [objects[key] for key in sorted(objects)]
+
+    def _put(self, obj: object) -> object:
+        """Create or replace ``obj`` for the storage controller (no version check)."""
+        kind = _kind(obj)
+        if _key(kind, obj) in self._store[kind]:
+            return self._update(kind, obj, check_version=False)
+        return self._create(kind, obj, self._now())
 
     def _now(self) -> datetime:
         # API times serialise to whole seconds (RFC 3339), so informers see them truncated.
@@ -727,7 +778,10 @@ class MemoryBackend:
                 reason="AlreadyExists",
                 code=409,
             )
-        return self._write(kind, key, obj, None, metadata=_defaults(obj, kind, now))
+        stored = self._write(kind, key, obj, None, metadata=_defaults(obj, kind, now))
+        if self._storage is not None and kind in _RECONCILED:
+            self._storage.reconcile(stored)
+        return stored
 
     def _update(self, kind: str, obj: object, *, check_version: bool) -> _Object:
         assert isinstance(obj, _OBJECT_TYPES)
@@ -765,7 +819,10 @@ class MemoryBackend:
         new = evolve(obj, metadata=new_meta)
         if new == stored:
             return stored  # nothing changed: no write, no event
-        return self._write(kind, key, new, stored)
+        written = self._write(kind, key, new, stored)
+        if self._storage is not None and kind in _RECONCILED:
+            self._storage.reconcile(written)
+        return written
 
     def _patch_status(
         self,
@@ -857,6 +914,12 @@ def _kind(obj: object) -> str:
             f"cannot store {type(obj).__name__}; expected one of {', '.join(STORED_KINDS)}"
         )
     return kind
+
+
+def _creation_order(obj: object) -> int:
+    if isinstance(obj, PriorityClass):
+        return 0
+    return 2 if isinstance(obj, PersistentVolumeClaim) else 1
 
 
 def _is_terminal(obj: object) -> bool:

@@ -59,6 +59,7 @@ from schedframe.framework._handle import (
     PluginsRunner,
     SharedLister,
     StorageLister,
+    VolumeWriter,
     WaitingPod,
     WorkloadLister,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "StateKey",
     "Status",
     "StorageLister",
+    "VolumeWriter",
     "WaitingPod",
     "WeightedAffinityTerm",
     "WorkloadLister",

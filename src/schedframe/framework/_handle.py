@@ -43,6 +43,7 @@ __all__ = [
     "PluginsRunner",
     "SharedLister",
     "StorageLister",
+    "VolumeWriter",
     "WaitingPod",
     "WorkloadLister",
 ]
@@ -159,6 +160,30 @@ class StorageLister(Protocol):
 
     def volume_attachments(self) -> Sequence[VolumeAttachment]:
         """Every VolumeAttachment."""
+        ...
+
+    def wait_for_change(self, generation: int, timeout: float) -> int:
+        """Block until :attr:`generation` differs from ``generation`` or ``timeout`` seconds
+        pass; returns the generation then."""
+        ...
+
+
+@runtime_checkable
+class VolumeWriter(Protocol):
+    """The API writes VolumeBinding's PreBind makes (an optional part of a backend's
+    :class:`Binder`; both backends have it). Provisional.
+
+    .. versionadded:: 0.2
+    """
+
+    def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT the volume (optimistic concurrency on its resourceVersion); returns it as
+        stored. Raises :class:`~schedframe.errors.BackendError` on failure."""
+        ...
+
+    def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT the claim; returns it as stored. Raises
+        :class:`~schedframe.errors.BackendError` on failure."""
         ...
 
 

@@ -4,12 +4,13 @@ VolumeAttachment, with the helpers upstream's ``storage`` and ``volume`` utiliti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import attrs
 
 from schedframe.objects._meta import LabelSelector, NodeSelector, ObjectMeta
+from schedframe.objects._node import Node
 
 __all__ = [
     "ACCESS_MODES",
@@ -30,6 +31,9 @@ __all__ = [
     "StorageClass",
     "TopologySelectorTerm",
     "VolumeAttachment",
+    "check_node_affinity",
+    "find_matching_volume",
+    "is_volume_bound_to_claim",
 ]
 
 #: ``v1.PersistentVolumeAccessMode`` values, sorted as upstream lists the supported set.
@@ -260,3 +264,60 @@ class VolumeAttachment:
     def name(self) -> str:
         """The object's name."""
         return self.metadata.name
+
+
+# ---- helpers (upstream component-helpers/storage/volume) ----------------------------------
+
+
+def is_volume_bound_to_claim(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> bool:
+    """Upstream ``IsVolumeBoundToClaim``: the claimRef names the claim (and its uid, if set)."""
+    ref = pv.claim_ref
+    if ref is None or ref.name != pvc.name or ref.namespace != pvc.namespace:
+        return False
+    return not ref.uid or ref.uid == pvc.metadata.uid
+
+
+def check_node_affinity(pv: PersistentVolume, node: Node) -> bool:
+    """Upstream ``CheckNodeAffinity``: the volume's required node affinity matches the node."""
+    if pv.node_affinity is None:
+        return True
+    return pv.node_affinity.matches(node.name, node.labels)
+
+
+def find_matching_volume(
+    pvc: PersistentVolumeClaim,
+    volumes: Sequence[PersistentVolume],
+    node: Node | None,
+    excluded: Callable[[str], bool],
+    *,
+    delay_binding: bool,
+) -> PersistentVolume | None:
+    """Upstream ``FindMatchingVolume``: the volume pre-bound to the claim, else the smallest
+    ``Available`` unbound volume of the claim's class and mode that fits it (labels matching
+    its selector; with a node, node affinity and access modes too)."""
+    smallest: PersistentVolume | None = None
+    requested_class = pvc.class_name
+    modes = set(pvc.access_modes)
+    for pv in volumes:
+        if excluded(pv.name) or pv.volume_mode != pvc.volume_mode:
+            continue
+        if pv.metadata.deletion_timestamp is not None:
+            continue
+        affinity_ok = node is None or check_node_affinity(pv, node)
+        if is_volume_bound_to_claim(pv, pvc):
+            if pv.capacity < pvc.request:
+                continue
+            return pv if affinity_ok else None
+        if node is None and delay_binding:
+            continue
+        if pv.phase != "Available" or pv.claim_ref is not None:
+            continue
+        if pvc.selector is not None and not pvc.selector.matches(pv.metadata.labels):
+            continue
+        if pv.storage_class_name != requested_class or not affinity_ok:
+            continue
+        if node is not None and not modes <= set(pv.access_modes):
+            continue
+        if pv.capacity >= pvc.request and (smallest is None or smallest.capacity > pv.capacity):
+            smallest = pv
+    return smallest

@@ -59,6 +59,7 @@ class StorageStore:
 
     def __init__(self, objects: Iterable[object] = ()) -> None:
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._by_kind: dict[type, dict[tuple[str, str], _Storage]] = {t: {} for t in _TYPES}
         self._pvs: tuple[PersistentVolume, ...] = ()
         self._capacities: tuple[CSIStorageCapacity, ...] = ()
@@ -86,6 +87,7 @@ class StorageStore:
             self._by_kind[type(obj)][(obj.metadata.namespace, obj.metadata.name)] = obj
             self._reindex(type(obj))
             self.generation += 1
+            self._changed.notify_all()
         return True
 
     def delete(self, obj: object) -> bool:
@@ -96,7 +98,16 @@ class StorageStore:
             self._by_kind[type(obj)].pop((obj.metadata.namespace, obj.metadata.name), None)
             self._reindex(type(obj))
             self.generation += 1
+            self._changed.notify_all()
         return True
+
+    def wait_for_change(self, generation: int, timeout: float) -> int:
+        """Block until :attr:`generation` differs from ``generation`` or ``timeout`` seconds
+        (wall time) pass; returns the generation then. What PreBind waits on instead of
+        polling (upstream polls its informer caches every second)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.generation != generation, timeout=timeout)
+            return self.generation
 
     def persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
         """A claim by namespace and name, or ``None``."""
