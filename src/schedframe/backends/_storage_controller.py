@@ -18,6 +18,7 @@ signal for the scheduler to retry.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -69,13 +70,30 @@ class StorageController:
         #: Provisioning attempts left to fail (failure injection).
         self.failing_provisions = 0
         self._provisioned = 0
+        # A work queue of (kind, namespace, name), as the controllers' own: a write made while
+        # reconciling is reconciled after the current object, from its latest version.
+        self._queue: deque[tuple[str, str, str]] = deque()
+        self._busy = False
 
     def reconcile(self, obj: object) -> None:
         """React to a PV or PVC that was just written."""
         if isinstance(obj, PersistentVolume):
-            self._sync_volume(obj)
+            self._queue.append(("PersistentVolume", "", obj.name))
         elif isinstance(obj, PersistentVolumeClaim):
-            self._sync_claim(obj)
+            self._queue.append(("PersistentVolumeClaim", obj.namespace, obj.name))
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            while self._queue:
+                kind, namespace, name = self._queue.popleft()
+                latest = self._get(kind, name, namespace)
+                if isinstance(latest, PersistentVolume):
+                    self._sync_volume(latest)
+                elif isinstance(latest, PersistentVolumeClaim):
+                    self._sync_claim(latest)
+        finally:
+            self._busy = False
 
     # -- volumes -----------------------------------------------------------------------------
 
@@ -153,13 +171,6 @@ class StorageController:
     ) -> None:
         """What a CSI external-provisioner does: create a volume of the claim's size on the
         selected node's topology, then the PV controller binds it."""
-        if self.failing_provisions > 0:
-            self.failing_provisions -= 1
-            annotations = {
-                k: v for k, v in pvc.metadata.annotations.items() if k != ANN_SELECTED_NODE
-            }
-            self._write(evolve(pvc, metadata=evolve(pvc.metadata, annotations=annotations)))
-            return
         provisioner = storage_class.provisioner
         affinity = None
         if node is not None:
@@ -177,13 +188,22 @@ class StorageController:
                 affinity = NodeSelector(
                     node_selector_terms=(NodeSelectorTerm(match_expressions=requirements),)
                 )
-            self._take_capacity(storage_class, node, pvc.request)
+        # The PV controller names the provisioner on the claim before it provisions.
         annotations = dict(pvc.metadata.annotations)
         annotations.setdefault(ANN_STORAGE_PROVISIONER, provisioner)
         pvc_stored = self._write(
             evolve(pvc, metadata=evolve(pvc.metadata, annotations=annotations))
         )
         assert isinstance(pvc_stored, PersistentVolumeClaim)
+        if self.failing_provisions > 0:
+            # The provisioner's failure signal: the selected node is taken off the claim.
+            self.failing_provisions -= 1
+            del annotations[ANN_SELECTED_NODE]
+            meta = evolve(pvc_stored.metadata, annotations=annotations)
+            self._write(evolve(pvc_stored, metadata=meta))
+            return
+        if node is not None:
+            self._take_capacity(storage_class, node, pvc.request)
         self._provisioned += 1
         uid = pvc.metadata.uid.replace("/", "-")
         pv = PersistentVolume(
