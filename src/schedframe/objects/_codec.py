@@ -59,6 +59,7 @@ from schedframe.objects._pod import (
     Affinity,
     Container,
     ContainerPort,
+    DiskSource,
     NodeAffinity,
     Pod,
     PodAffinity,
@@ -659,6 +660,32 @@ def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> None:
         r.unsupported(_join(base, "kind"), value, (kind,))
 
 
+# In-tree disk sources of a pod volume, with the field naming the disk.
+_DISK_SOURCES: Final = (
+    ("gcePersistentDisk", "pdName"),
+    ("awsElasticBlockStore", "volumeID"),
+    ("rbd", "image"),
+    ("iscsi", "iqn"),
+    ("azureDisk", "diskName"),
+)
+
+
+def _disk_source(r: _Reader, v: _Dict, path: str) -> DiskSource | None:
+    for kind, key in _DISK_SOURCES:
+        d = r.map_(v, kind, path)
+        if d is None:
+            continue
+        where = _join(path, kind)
+        return DiskSource(
+            kind=kind,
+            name=r.text(d, key, where),
+            read_only=r.flag(d, "readOnly", where),
+            monitors=r.texts(d, "monitors", where) if kind == "rbd" else (),
+            pool=(r.text(d, "pool", where) or "rbd") if kind == "rbd" else "",
+        )
+    return None
+
+
 def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     _check_kind(r, obj, base, "Pod")
     meta = _metadata(r, obj, base, default_namespace="default")
@@ -676,6 +703,7 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
                 name=r.text(v, "name", p),
                 persistent_volume_claim=claim,
                 ephemeral=r.map_(v, "ephemeral", p) is not None,
+                disk=_disk_source(r, v, p),
             )
         )
     spec = PodSpec(
@@ -1326,6 +1354,14 @@ def _pod_out(pod: Pod) -> dict[str, object]:
             volume["persistentVolumeClaim"] = {"claimName": v.persistent_volume_claim}
         if v.ephemeral:
             volume["ephemeral"] = {"volumeClaimTemplate": {"spec": {}}}
+        if v.disk is not None:
+            key = dict(_DISK_SOURCES)[v.disk.kind]
+            disk: dict[str, object] = {key: v.disk.name}
+            _put(disk, "readOnly", v.disk.read_only)
+            if v.disk.kind == "rbd":
+                disk["monitors"] = list(v.disk.monitors)
+                disk["pool"] = v.disk.pool
+            volume[v.disk.kind] = disk
         volumes.append(volume)
     _put(spec, "volumes", volumes)
     st = pod.status
