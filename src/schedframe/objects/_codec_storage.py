@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from schedframe._evolve import evolve
 from schedframe.errors import DUPLICATE, FieldIssue
 from schedframe.objects import _codec as c
 from schedframe.objects._meta import NodeSelector, ObjectMeta
@@ -194,6 +195,17 @@ def _persistent_volume_claim(r: c._Reader, obj: c._Dict, base: str) -> Persisten
     )
 
 
+def claim_template(r: c._Reader, d: c._Dict, path: str, namespace: str) -> PersistentVolumeClaim:
+    """A StatefulSet's ``volumeClaimTemplates`` entry: a claim without kind, in the set's
+    namespace."""
+    meta = r.map_(d, "metadata", path) or {}
+    given = {**meta, "namespace": meta.get("namespace") or namespace}
+    pvc = _persistent_volume_claim(
+        r, {**d, "kind": "PersistentVolumeClaim", "metadata": given}, path
+    )
+    return evolve(pvc, metadata=evolve(pvc.metadata, uid=""))
+
+
 def _storage_class(r: c._Reader, obj: c._Dict, base: str) -> StorageClass:
     c._check_kind(r, obj, base, "StorageClass")
     meta = _cluster_meta(r, obj, base)
@@ -374,6 +386,15 @@ def _pv_out(pv: PersistentVolume) -> dict[str, object]:
         "spec": spec,
         "status": {"phase": pv.phase},
     }
+
+
+def claim_template_out(pvc: PersistentVolumeClaim) -> dict[str, object]:
+    """A ``volumeClaimTemplates`` entry (no kind, no namespace)."""
+    out = _pvc_out(pvc)
+    meta = out["metadata"]
+    assert isinstance(meta, dict)
+    meta.pop("namespace", None)
+    return {"metadata": meta, "spec": out["spec"]}
 
 
 def _pvc_out(pvc: PersistentVolumeClaim) -> dict[str, object]:
