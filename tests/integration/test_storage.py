@@ -230,3 +230,26 @@ def test_a_failed_volume_binding_unreserves_and_the_pod_is_retried() -> None:
         assert len(sched.cache.dump().assumed_pods) == 0  # type: ignore[attr-defined]
     finally:
         sched.stop()
+
+
+def test_a_pod_waiting_for_its_claim_is_scheduled_once_the_claim_and_volume_exist() -> None:
+    sched, backend = new_scheduler(objects=[STATIC, *_zonal_nodes()])
+    try:
+        backend.create(_pod_with("p", "late"))
+        _run(sched)
+        assert _pods(backend)["p"].spec.node_name == ""
+        failed = [e for e in backend.events if e.reason == "FailedScheduling"]
+        assert failed and 'persistentvolumeclaim "late" not found' in failed[-1].note
+        # The claim's ADD event queues the pod (VolumeBinding's hint); it then waits for a
+        # volume, whose ADD event queues it again.
+        backend.create(_zonal_pv("pv-c", "zone-c"))
+        backend.create(_claim("late"))
+        for _ in range(20):
+            if _pods(backend)["p"].spec.node_name:
+                break
+            sched.run(duration=5)
+            sched.wait_for_bindings(timeout=30)
+        assert _pods(backend)["p"].spec.node_name == "n-c"
+        assert _claims(backend)["late"].volume_name == "pv-c"
+    finally:
+        sched.stop()
