@@ -369,3 +369,121 @@ def test_assume_pod_volumes(
         )
     binder.revert_assumed_pod_volumes(volumes)
     assert binder.pv_cache.assumed() == {}
+
+
+# ---- BindPodVolumes: the checks PreBind makes while it waits (upstream checkBindings) -------
+
+
+@attrs.define
+class _Writer:
+    """Writes straight into a StorageStore, as a backend whose watch delivers at once."""
+
+    store: StorageStore
+    rv: int = 10
+
+    def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        self.rv += 1
+        new = attrs.evolve(pv, metadata=attrs.evolve(pv.metadata, resource_version=str(self.rv)))
+        self.store.set(new)
+        return new
+
+    def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        self.rv += 1
+        new = attrs.evolve(pvc, metadata=attrs.evolve(pvc.metadata, resource_version=str(self.rv)))
+        self.store.set(new)
+        return new
+
+
+def _binder(objects: list[object], timeout: float = 0.0) -> tuple[VolumeBinder, StorageStore]:
+    store = StorageStore([*CLASSES, *objects])
+    return VolumeBinder(store, lambda _: NODE1, _Writer(store), timeout, VirtualClock()), store
+
+
+def test_bind_pod_volumes_times_out_when_the_claim_never_binds() -> None:
+    binder, _ = _binder([UNBOUND, PV_NODE1A])
+    volumes = PodVolumes(
+        static_bindings=[BindingInfo(pvc=UNBOUND, pv=PV_NODE1A)], dynamic_provisions=[]
+    )
+    binder.assume_pod_volumes(make_pod(UNBOUND), "node1", volumes)
+    with pytest.raises(BindingError, match=r"^binding volumes: context deadline exceeded$"):
+        binder.bind_pod_volumes(make_pod(UNBOUND), "node1", volumes)
+
+
+def test_bind_pod_volumes_fails_when_the_claim_ref_is_reset() -> None:
+    binder, store = _binder([UNBOUND, PV_NODE1A], timeout=5.0)
+    volumes = PodVolumes(
+        static_bindings=[BindingInfo(pvc=UNBOUND, pv=PV_NODE1A)], dynamic_provisions=[]
+    )
+    binder.assume_pod_volumes(make_pod(UNBOUND), "node1", volumes)
+
+    class _Resetting(_Writer):
+        def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+            written = super().update_persistent_volume(pv)
+            reset = attrs.evolve(written, claim_ref=None)
+            self.store.set(reset)  # the PV controller's unbindVolume, on the watch
+            return written
+
+    binder._writer = _Resetting(store)
+    with pytest.raises(
+        BindingError, match=r'^binding volumes: ClaimRef got reset for pv "pv-node1a"$'
+    ):
+        binder.bind_pod_volumes(make_pod(UNBOUND), "node1", volumes)
+
+
+def test_bind_pod_volumes_succeeds_once_the_claim_is_fully_bound() -> None:
+    binder, store = _binder([UNBOUND, PV_NODE1A], timeout=5.0)
+    volumes = PodVolumes(
+        static_bindings=[BindingInfo(pvc=UNBOUND, pv=PV_NODE1A)], dynamic_provisions=[]
+    )
+    binder.assume_pod_volumes(make_pod(UNBOUND), "node1", volumes)
+
+    class _Controller(_Writer):
+        def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+            written = super().update_persistent_volume(pv)
+            annotations = {ANN_BIND_COMPLETED: "yes"}
+            self.store.set(
+                attrs.evolve(
+                    UNBOUND,
+                    volume_name=pv.name,
+                    metadata=attrs.evolve(
+                        UNBOUND.metadata, annotations=annotations, resource_version="99"
+                    ),
+                )
+            )
+            return written
+
+    binder._writer = _Controller(store)
+    binder.bind_pod_volumes(make_pod(UNBOUND), "node1", volumes)
+
+
+def test_bind_pod_volumes_reports_a_failed_provisioning() -> None:
+    binder, store = _binder([PROVISIONED], timeout=5.0)
+    volumes = PodVolumes(static_bindings=[], dynamic_provisions=[PROVISIONED])
+    binder.assume_pod_volumes(make_pod(PROVISIONED), "node1", volumes)
+
+    class _Failing(_Writer):
+        def update_persistent_volume_claim(
+            self, pvc: PersistentVolumeClaim
+        ) -> PersistentVolumeClaim:
+            written = super().update_persistent_volume_claim(pvc)
+            annotations = {"volume.kubernetes.io/storage-provisioner": PROVISIONER}
+            self.rv += 1
+            meta = attrs.evolve(
+                written.metadata, annotations=annotations, resource_version=str(self.rv)
+            )
+            self.store.set(attrs.evolve(written, metadata=meta))
+            return written
+
+    binder._writer = _Failing(store)
+    with pytest.raises(
+        BindingError, match=r'^binding volumes: provisioning failed for PVC "provisioned-pvc"$'
+    ):
+        binder.bind_pod_volumes(make_pod(PROVISIONED), "node1", volumes)
+
+
+def test_bind_pod_volumes_without_cached_bindings() -> None:
+    binder, _ = _binder([])
+    with pytest.raises(
+        BindingError, match=r'^failed to get cached bindings for pod "testns/test-pod"$'
+    ):
+        binder.bind_pod_volumes(make_pod(), "node1", PodVolumes())
