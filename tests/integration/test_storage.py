@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from schedframe.backends import MemoryBackend
+from schedframe.cli import main
 from schedframe.errors import BackendError
 from schedframe.objects import (
     CSINode,
@@ -253,3 +256,27 @@ def test_a_pod_waiting_for_its_claim_is_scheduled_once_the_claim_and_volume_exis
         assert _claims(backend)["late"].volume_name == "pv-c"
     finally:
         sched.stop()
+
+
+def test_explain_shows_each_nodes_volume_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    claim = tmp_path / "reader.yaml"
+    claim.write_text(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\n"
+        "metadata: {name: pinned, annotations: {pv.kubernetes.io/bind-completed: 'yes'}}\n"
+        "spec: {accessModes: [ReadWriteOnce], storageClassName: zonal, volumeName: pv-b-0,\n"
+        "       resources: {requests: {storage: 1Gi}}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: reader}\n"
+        "spec:\n  containers: [{name: c, image: busybox}]\n"
+        "  volumes: [{name: d, persistentVolumeClaim: {claimName: pinned}}]\n"
+    )
+    code = main(["explain", "reader", "-c", str(EXAMPLE / "cluster.yaml"), "-c", str(claim)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("node-")}
+    conflict = (
+        "VolumeBinding (UnschedulableAndUnresolvable): node(s) had volume node affinity conflict"
+    )
+    assert conflict in rows["node-a1"] and conflict in rows["node-a2"]
+    assert "filtered" not in rows["node-b1"] and "filtered" not in rows["node-b2"]
