@@ -31,7 +31,7 @@ from schedframe.objects import (
 from schedframe.scheduler import Scheduler
 from schedframe.simulation import load_workload
 
-from ._support import GI, make_node, make_pod, new_scheduler
+from ._support import GI, config, make_node, make_pod, new_scheduler, profile
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "statefulset-volumes"
 ZONE = "topology.kubernetes.io/zone"
@@ -280,3 +280,26 @@ def test_explain_shows_each_nodes_volume_reason(
     )
     assert conflict in rows["node-a1"] and conflict in rows["node-a2"]
     assert "filtered" not in rows["node-b1"] and "filtered" not in rows["node-b2"]
+
+
+def test_a_stalled_pv_controller_times_prebind_out_and_the_retry_binds() -> None:
+    cfg = config(
+        profile(plugin_config=[{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 0}}])
+    )
+    objects = [STATIC, *_zonal_nodes(), _zonal_pv("pv-b", "zone-b"), _claim("c")]
+    sched, backend = new_scheduler(cfg, objects=objects)
+    try:
+        backend.inject_binding_stall(times=1)
+        backend.create(_pod_with("p", "c"))
+        _run(sched)
+        for _ in range(20):
+            if _pods(backend)["p"].spec.node_name:
+                break
+            sched.run(duration=5)
+            sched.wait_for_bindings(timeout=30)
+        failed = [e for e in backend.events if e.reason == "FailedScheduling"]
+        assert failed and "binding volumes: context deadline exceeded" in failed[0].note
+        assert _pods(backend)["p"].spec.node_name == "n-b"
+        assert _claims(backend)["c"].volume_name == "pv-b"
+    finally:
+        sched.stop()

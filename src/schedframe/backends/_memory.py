@@ -709,6 +709,22 @@ class MemoryBackend:
         with self._lock:
             self._storage.failing_provisions = times
 
+    def inject_binding_stall(self, *, times: int = 1) -> None:
+        """Make the storage controller leave the next ``times`` volume bindings undone (a PV
+        controller that is slow or down): the scheduler's PreBind then waits until its
+        ``bindTimeoutSeconds`` and fails with ``binding volumes: context deadline exceeded``.
+        The controller binds the claim on the next write of it or its volume.
+
+        Raises:
+            RuntimeError: when the backend was made without its storage controller.
+        """
+        if self._storage is None:
+            raise RuntimeError("the backend was made with storage_controller=False")
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._storage.stalled_bindings = times
+
     # -- internals (self._lock held) -----------------------------------------------------------
 
     def _get_locked(self, kind: str, name: str, namespace: str) -> object | None:
@@ -818,7 +834,11 @@ class MemoryBackend:
         )
         new = evolve(obj, metadata=new_meta)
         if new == stored:
-            return stored  # nothing changed: no write, no event
+            # Nothing changed: no write, no event; the storage controller still looks at the
+            # object, as its periodic resync would.
+            if self._storage is not None and kind in _RECONCILED:
+                self._storage.reconcile(stored)
+            return stored
         written = self._write(kind, key, new, stored)
         if self._storage is not None and kind in _RECONCILED:
             self._storage.reconcile(written)

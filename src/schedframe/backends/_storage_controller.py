@@ -69,6 +69,8 @@ class StorageController:
         self._write = write
         #: Provisioning attempts left to fail (failure injection).
         self.failing_provisions = 0
+        #: Scheduler pre-bindings left undone (failure injection: a stalled controller).
+        self.stalled_bindings = 0
         self._provisioned = 0
         # A work queue of (kind, namespace, name), as the controllers' own: a write made while
         # reconciling is reconciled after the current object, from its latest version.
@@ -106,6 +108,9 @@ class StorageController:
         if not isinstance(pvc, PersistentVolumeClaim) or pvc.phase == "Bound":
             return
         if pvc.volume_name and pvc.volume_name != pv.name:
+            return
+        if self.stalled_bindings > 0:
+            self.stalled_bindings -= 1
             return
         self._bind(pv, pvc)
 
