@@ -48,6 +48,8 @@ def missing_default_plugins() -> tuple[str, ...]:
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
         "DefaultBinder",
+        "DynamicResources",
+        "NodeDeclaredFeatures",
     ):
         try:
             reg.load(name)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from schedframe.cli import main
+from schedframe.config import load_config
 from schedframe.objects import LoadReport, Pod, load_manifests
 from schedframe.simulation import load_workload, simulate
 
@@ -63,15 +64,28 @@ def test_simulate_the_dump_through_the_cli(capsys: pytest.CaptureFixture[str]) -
     ]
 
 
-def test_the_critical_pod_preempts_the_lowest_priority_pod() -> None:
-    result = simulate(cluster=load_manifests(DUMP), workload=load_workload(WORKLOAD))
+@pytest.mark.parametrize(
+    ("version", "checkout_nodes"),
+    [
+        # The finished backup pod holds nothing: node-b has room for a checkout pod.
+        ("1.35", ["node-b", "node-c"]),
+        # v1.36's BalancedAllocation scores the change in balance, which node-a wins.
+        ("1.36", ["node-a", "node-c"]),
+    ],
+)
+def test_the_critical_pod_preempts_the_lowest_priority_pod(
+    version: str, checkout_nodes: list[str]
+) -> None:
+    result = simulate(
+        cluster=load_manifests(DUMP),
+        workload=load_workload(WORKLOAD),
+        config=load_config(None, emulated_version=version),
+    )
     assert result.victims == ("shop/reindex-c",)
     placements = result.placements()
     assert placements["kube-system/metrics-server"] == "node-c"
     checkout = sorted(n for k, n in placements.items() if k.startswith("shop/checkout-"))
-    assert len(checkout) == 2
-    # The finished backup pod holds nothing: node-b has room for a checkout pod.
-    assert "node-b" in checkout
+    assert checkout == checkout_nodes
 
 
 def test_explain_shows_the_preemption_of_a_system_cluster_critical_pod(

@@ -548,7 +548,9 @@ def test_post_filter_nomination_is_honoured() -> None:
     gate = "0/2 nodes are available: 2 gate closed."
     assert messages == {
         "nominated": gate,
-        "plain": gate + " preemption: not helpful",  # upstream adds no period after PostFilter
+        # Upstream adds no period after PostFilter; DynamicResources (default profile) speaks
+        # first among the PostFilter plugins.
+        "plain": gate + " no new claims to deallocate, preemption: not helpful",
     }
     pod = backend.get("Pod", "nominated")
     assert isinstance(pod, Pod)
@@ -603,6 +605,28 @@ def test_preemption_end_to_end() -> None:
     assert seen == [("high", "n1", victims, "default-scheduler")]
 
 
+def test_async_preemption_in_real_mode_is_waited_for() -> None:
+    """The eviction task runs on a worker thread; run_until_idle waits for it (it counts as
+    in flight), so the preemptor is retried once its victims are gone."""
+    if "DefaultPreemption" in missing_default_plugins():
+        pytest.skip("DefaultPreemption is not installed")
+    sched, backend = new_scheduler(objects=[make_node("n1", cpu=1000)], deterministic=False)
+    with sched:
+        for i in range(3):
+            backend.create(make_pod(f"low{i}", cpu=300, priority=0))
+        sched.run_until_idle()
+        backend.create(make_pod("high", cpu=500, priority=100))
+        sched.run_until_idle()
+        assert sched.wait_for_bindings(timeout=30)
+        bound = _bound(backend)
+        assert bound.get("default/high") == "n1"
+        assert len(bound) == 2
+        assert sched.in_flight() == 0
+        # The eviction task counted as a running cycle too: the back-pressure count is back
+        # to zero, not below it (a negative count would let binding cycles run unbounded).
+        assert sched.running_binding_cycles() == 0
+
+
 def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
     # The queue refuses a pod it already holds (an update re-added it meanwhile); the
     # FailedScheduling event and the PodScheduled condition must be written all the same,
@@ -612,8 +636,8 @@ def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:
     sched, backend = new_scheduler()
     original = sched.queue.add_unschedulable_if_not_present
 
-    def already_present(qpi: Any, cycle: int) -> None:
-        original(qpi, cycle)
+    def already_present(qpi: Any, scheduling_cycle: int) -> None:
+        original(qpi, scheduling_cycle)
         raise QueueError(f"pod {qpi.pod.key} is already present in the queue")
 
     sched.queue.add_unschedulable_if_not_present = already_present  # type: ignore[method-assign]
@@ -659,3 +683,154 @@ def test_the_scheduler_sees_the_workload_objects_default_spreading_reads() -> No
     assert lister.replica_set("default", "web-1") is not None
     backend.delete(svc)
     assert not lister.services("default")
+
+
+# --------------------------------------------------------------------------------------------
+# NominatedNodeNameForExpectation: PreBindPreFlight, nominated node before PreBind
+# --------------------------------------------------------------------------------------------
+
+
+class FlightPreBind(fw.PreBindPlugin):
+    """PreBind work only for pods labelled ``prebind=yes``; notes the pod's nominatedNodeName
+    as the cluster holds it when PreBind runs."""
+
+    name: ClassVar[str] = "FlightPreBind"
+    seen: ClassVar[list[tuple[str, str]]] = []
+    backend: ClassVar[Any] = None
+
+    def __init__(self, args: object, handle: fw.Handle) -> None:
+        pass
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return None if pod.labels.get("prebind") == "yes" else Status(Code.SKIP)
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        stored = FlightPreBind.backend.get("Pod", pod.name)
+        FlightPreBind.seen.append((pod.name, stored.status.nominated_node_name))
+        return None
+
+
+@pytest.mark.parametrize(
+    ("enabled", "labels", "want_seen"),
+    [
+        pytest.param(True, {"prebind": "yes"}, [("p", "n1")], id="PreBind will work: nominated"),
+        pytest.param(True, {}, [], id="every PreBindPreFlight skips: PreBind not run"),
+        pytest.param(False, {"prebind": "yes"}, [("p", "")], id="gate off: no write"),
+        pytest.param(False, {}, [("p", "")], id="gate off: PreBind runs anyway"),
+    ],
+)
+def test_nominated_node_name_for_expectation(
+    enabled: bool, labels: dict[str, str], want_seen: list[tuple[str, str]]
+) -> None:
+    registry = Registry.discover()
+    registry.register("FlightPreBind", FlightPreBind)
+    cfg = config(profile(plugins={"preBind": {"enabled": [{"name": "FlightPreBind"}]}}))
+    sched, backend = new_scheduler(
+        cfg, [make_node("n1")], registry=registry, nominated_node_name_for_expectation=enabled
+    )
+    FlightPreBind.seen = []
+    FlightPreBind.backend = backend
+    backend.create(make_pod("p", labels=labels))
+    sched.run_until_idle()
+    assert _bound(backend) == {"default/p": "n1"}
+    assert FlightPreBind.seen == want_seen
+
+
+def test_waiting_pod_is_nominated_for_expectation() -> None:
+    """A pod waiting on Permit gets its nominated node even when no PreBind will work."""
+    sched, backend = _permit_scheduler()
+    backend.create(make_pod("w", labels={"permit": "wait"}))
+    assert sched.schedule_one()
+    pod = backend.get("Pod", "w")
+    assert isinstance(pod, Pod)
+    host = sched.results[pod.uid].suggested_host
+    assert pod.status.nominated_node_name == host
+    assert sched.queue.unschedulable_pods() == [] and sched.in_flight() == 1
+
+
+def test_pre_bind_pre_flight_error_fails_the_binding_cycle() -> None:
+    class Broken(fw.PreBindPlugin):
+        name: ClassVar[str] = "Broken"
+
+        def __init__(self, args: object, handle: fw.Handle) -> None:
+            pass
+
+        def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+            return Status(Code.UNSCHEDULABLE, "no")
+
+        def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+            raise AssertionError("PreBind must not run")
+
+    registry = Registry.discover()
+    registry.register("Broken", Broken)
+    cfg = config(profile(plugins={"preBind": {"enabled": [{"name": "Broken"}]}}))
+    sched, backend = new_scheduler(cfg, [make_node("n1")], registry=registry)
+    backend.create(make_pod("p"))
+    assert sched.schedule_one()
+    assert _bound(backend) == {}
+    notes = [e.note for e in backend.events if e.reason == "FailedScheduling"]
+    assert notes == [
+        'PreBindPreFlight Broken returned "Unschedulable", which is unsupported. '
+        "It is supposed to return Success, Skip, or Error status"
+    ]
+    assert sched.cache.is_assumed_pod(backend.get("Pod", "p")) is False  # type: ignore[arg-type]
+    assert [p.name for p in sched.queue.backoff_pods()] == ["p"]  # an error: backoff
+
+
+def test_waiting_victim_is_preempted_in_memory_and_backs_off() -> None:
+    """A victim parked in Permit is preempted in memory (WaitingPod.preempt): its binding
+    cycle ends in an Error, so it goes through the error backoff, not the unschedulable pool,
+    and it is never deleted; the preemptor is activated and bound."""
+    if "DefaultPreemption" in missing_default_plugins():
+        pytest.skip("DefaultPreemption is not installed")
+    registry = Registry.discover()
+    registry.register("TestPermit", PermitByLabel)
+    cfg = config(profile(plugins={"permit": {"enabled": [{"name": "TestPermit"}]}}))
+    sched, backend = new_scheduler(cfg, [make_node("n1", cpu=1000)], registry=registry)
+    backend.create(make_pod("low", cpu=600, priority=0, labels={"permit": "wait"}))
+    assert sched.schedule_one()  # low waits on Permit, assumed on n1
+    fwk = sched.profiles["default-scheduler"]
+    low = backend.get("Pod", "low")
+    assert isinstance(low, Pod) and fwk.get_waiting_pod(low.uid) is not None
+    backend.create(make_pod("high", cpu=600, priority=100))
+    assert sched.schedule_one()  # high: no room; preemption picks low, evicted after the cycle
+    assert fwk.get_waiting_pod(low.uid) is None
+    assert [p.name for p in sched.queue.backoff_pods()] == ["low"]
+    assert backend.get("Pod", "low") is not None  # preempted in memory, not deleted
+    high = backend.get("Pod", "high")
+    assert isinstance(high, Pod)
+    notes = [e.note for e in backend.events if e.reason == "Preempted"]
+    assert notes == [f"Preempted by pod {high.uid} on node n1 (in kube-scheduler memory)."]
+    sched.run_until_idle()
+    assert _bound(backend) == {"default/high": "n1"}
+
+
+@pytest.mark.parametrize(
+    ("queueing_hints", "want"),
+    [
+        pytest.param(True, ["big"], id="with hints: NodeResourcesFit's hint requeues it"),
+        pytest.param(False, [], id="without hints: preCheckForNode keeps it in the pool"),
+    ],
+)
+def test_node_add_pre_check_only_without_queueing_hints(
+    queueing_hints: bool, want: list[str]
+) -> None:
+    """A node with room but an untolerated NoSchedule taint: without hints the event handler's
+    pre-check (upstream preCheckForNode) leaves the pod in the pool."""
+    from schedframe.objects import NodeSpec, Taint
+
+    sched, backend = new_scheduler(
+        objects=[make_node("small", cpu=500)], queueing_hints=queueing_hints
+    )
+    backend.create(make_pod("big", cpu=1000))
+    assert sched.schedule_one()
+    assert [p.name for p in sched.queue.unschedulable_pods()] == ["big"]
+    tainted = make_node("tainted", cpu=2000)
+    tainted = Node(
+        metadata=tainted.metadata,
+        spec=NodeSpec(taints=(Taint(key="k", value="v", effect="NoSchedule"),)),
+        status=tainted.status,
+    )
+    backend.create(tainted)
+    moved = [p.name for p in sched.queue.backoff_pods() + sched.queue.active_pods()]
+    assert moved == want

@@ -26,12 +26,15 @@ from schedframe.config import load_config
 from schedframe.framework import CycleState, FitError, NodeInfo, PodInfo
 from schedframe.framework._columns import _BOOL_FIELDS, _INT_FIELDS
 from schedframe.runtime import Framework, Registry
-from schedframe.runtime._framework import _SimpleNominator
+from schedframe.runtime._standalone import _SimpleNominator
 from schedframe.scheduler import _schedule_one
 from schedframe.scheduler._schedule_one import Algorithm, SchedulingStatusError
 from schedframe.testing import strategies as sst
 from schedframe.testing.builders import NodeWrapper
 from schedframe_plugins.noderesources.balanced_allocation import (
+    balanced_change_columns_kernel,
+    balanced_change_cpu_memory_kernel,
+    balanced_change_scorer,
     balanced_columns_kernel,
     balanced_cpu_memory_kernel,
 )
@@ -142,7 +145,7 @@ def _check_same_schedule(
 ) -> None:
     # Fewer nodes to find than the cluster has, so the rotation and early stop are exercised.
     original = _schedule_one.MIN_FEASIBLE_NODES_TO_FIND
-    _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible
+    _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = min_feasible  # type: ignore[misc]  # a test knob
     try:
         runs = [_scheduler(cluster, batch=batch, seed=seed) for batch in (True, False)]
         # Pods nominated to nodes (copies of running pods, of any priority): those nodes are
@@ -161,7 +164,7 @@ def _check_same_schedule(
                 for cache, _, _ in runs:
                     cache.assume_pod(pod.with_node_name(host))
     finally:
-        _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original
+        _schedule_one.MIN_FEASIBLE_NODES_TO_FIND = original  # type: ignore[misc]
 
 
 # A nominator that, as the scheduling queue does, hands out the same list for a node until
@@ -290,23 +293,23 @@ def test_each_batch_method_agrees_with_its_per_node_method(cluster: Any) -> None
                     assert result is not None and result.is_rejected(), (plugin.name, row)
     fwk.run_pre_score_plugins(state, pod, infos)
     rows = np.arange(columns.size, dtype=np.intp)[::-1].copy()  # any order of rows
-    for plugin in fwk.score_plugins:
-        batch = getattr(plugin, "score_batch", None)
-        if batch is None or plugin.name in state.skip_score_plugins:
+    for scorer in fwk.score_plugins:
+        batch = getattr(scorer, "score_batch", None)
+        if batch is None or scorer.name in state.skip_score_plugins:
             continue
         try:
-            expected = [plugin.score(state, pod, infos[r]) for r in rows.tolist()]
+            expected = [scorer.score(state, pod, infos[r]) for r in rows.tolist()]
         except Exception:
             continue
         scores = batch(state, pod, columns, rows)
         if scores is None:
             continue
-        assert scores.tolist() == expected, plugin.name
-        normalize = getattr(plugin, "normalize_batch", None)
+        assert scores.tolist() == expected, scorer.name
+        normalize = getattr(scorer, "normalize_batch", None)
         if normalize is not None:
             nsl = fw.NodeScoreList([infos[r].name for r in rows.tolist()], list(expected))
-            plugin.normalize_score(state, pod, nsl)  # type: ignore[attr-defined]
-            assert normalize(state, pod, scores).tolist() == nsl.scores, plugin.name
+            scorer.normalize_score(state, pod, nsl)  # type: ignore[attr-defined]
+            assert normalize(state, pod, scores).tolist() == nsl.scores, scorer.name
 
 
 # -- the columns kernels on arbitrary integers ---------------------------------------------------
@@ -369,6 +372,17 @@ def test_columns_kernels_match_the_per_node_kernels(
     )
     if balanced is not None:
         assert balanced.tolist() == balanced_cpu_memory_kernel(infos, cpu, memory, use_requested)
+    change = balanced_change_columns_kernel(columns, rows, cpu, memory, use_requested)
+    if change is not None:
+        per_node = balanced_change_cpu_memory_kernel(infos, cpu, memory, use_requested)
+        assert change.tolist() == per_node
+        plain = ResourceAllocationScorer(
+            "BalancedAllocation",
+            balanced_change_scorer,
+            (ResourceSpec(name="cpu"), ResourceSpec(name="memory")),
+            use_requested=use_requested,
+        )
+        assert per_node == [plain.score(info, [cpu, memory]) for info in infos]
 
 
 def test_empty_snapshot_has_empty_columns() -> None:

@@ -218,6 +218,10 @@ class QueueMachine(RuleBasedStateMachine):
         q = self.queue
         active = list(q._active.heap)
         backoff_head = q._backoff._pod_q.peek()
+        # Only the podBackoffQ (rejected pods) is popped from, never the error heap.
+        head_rejected = backoff_head is not None and bool(
+            backoff_head.unschedulable_plugins or backoff_head.pending_plugins
+        )
         got = q.pop()
         if got is None:
             assert not active
@@ -228,7 +232,9 @@ class QueueMachine(RuleBasedStateMachine):
             assert not any(LESS(a, got) for a in active if a is not got)
         else:
             assert self.pop_from_backoff_q and got is backoff_head
-            assert got.unschedulable_plugins or got.pending_plugins
+            assert head_rejected
+        # A new attempt starts with no rejectors (upstream's activeQ pop resets them).
+        assert not got.unschedulable_plugins and not got.pending_plugins
         assert got.pod.uid not in self.in_flight
         self.in_flight[got.pod.uid] = got
 
@@ -365,7 +371,12 @@ class QueueMachine(RuleBasedStateMachine):
         q = self.queue
         unschedulable = {p.uid for p in q.unschedulable_pods()}
         assert {p.uid for p in q.gated_pods()} <= unschedulable
-        for pod in q.active_pods() + q.backoff_pods():
+        # With popping from the backoffQ off, PreEnqueue runs when a pod leaves the backoffQ,
+        # not when it enters (upstream moveToBackoffQ): a pod ungated while pooled can sit
+        # there with its old gating plugin until the flush re-checks it. Only the activeQ, and
+        # the backoffQ when pods are popped from it, hold pods known to pass PreEnqueue.
+        admitted = q.active_pods() + (q.backoff_pods() if self.pop_from_backoff_q else [])
+        for pod in admitted:
             info = q.get_queued_pod_info(pod.uid)
             assert info is not None and not info.gated
 

@@ -13,6 +13,7 @@ from schedframe.objects import (
     Deployment,
     Job,
     LabelSelector,
+    ObjectMeta,
     Pod,
     PriorityClass,
     ReplicaSet,
@@ -32,7 +33,7 @@ _APP = {"app": "x"}
 
 
 @st.composite
-def _owner_and_template(draw: st.DrawFn) -> tuple[object, Pod]:
+def _owner_and_template(draw: st.DrawFn) -> tuple[ObjectMeta, Pod]:
     meta = draw(metas(namespaced=True))
     template_meta = draw(metas(namespaced=True))
     template = Pod(
@@ -96,7 +97,12 @@ priority_classes = st.builds(
     preemption_policy=st.sampled_from(["Never", "PreemptLowerPriority"]),
     description=free_text,
 )
-services = st.builds(Service, metadata=metas(namespaced=True), selector=st.none() | labels)
+# Service names are DNS-1035 labels: they start with a letter.
+services = st.builds(
+    Service,
+    metadata=metas(namespaced=True).map(lambda m: attrs.evolve(m, name="svc-" + m.name)),
+    selector=st.none() | labels,
+)
 
 
 @given(st.one_of(workload_objects(), priority_classes, services))

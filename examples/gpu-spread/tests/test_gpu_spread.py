@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from schedframe_gpu_spread import GpuSpreadArgs
 
 from schedframe.cache import Snapshot
 from schedframe.config import load_config
 from schedframe.errors import ConfigError
 from schedframe.framework import Code, CycleState
-from schedframe.objects import node_from_dict, pod_from_dict
+from schedframe.objects import Node, Pod, node_from_dict, pod_from_dict
 from schedframe.runtime import Framework, Registry
 
 CONFIG = """\
@@ -30,7 +31,7 @@ profiles:
 """
 
 
-def gpu_node(name: str, gpus: int) -> object:
+def gpu_node(name: str, gpus: int) -> Node:
     return node_from_dict(
         {
             "metadata": {"name": name},
@@ -46,7 +47,7 @@ def gpu_node(name: str, gpus: int) -> object:
     )
 
 
-def gpu_pod(name: str, gpus: int, node: str = "") -> object:
+def gpu_pod(name: str, gpus: int, node: str = "") -> Pod:
     return pod_from_dict(
         {
             "metadata": {"name": name},
@@ -77,7 +78,8 @@ def test_enabled_from_a_config_file_and_runs(tmp_path: Path) -> None:
     fwk = Framework.from_profile(config.profiles[0], Registry.discover(), source=str(path))
     fwk.set_snapshot(Snapshot.from_objects(nodes, pods))
     assert fwk.score_weights["GpuSpread"] == 2
-    assert fwk.plugin_args["GpuSpread"].max_gpus_in_use == 2
+    args = fwk.plugin_args["GpuSpread"]
+    assert isinstance(args, GpuSpreadArgs) and args.max_gpus_in_use == 2
 
     incoming = gpu_pod("c", 1)
     state = CycleState()

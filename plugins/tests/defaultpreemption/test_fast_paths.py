@@ -291,11 +291,12 @@ def test_remembered_victims_in_place_equal_a_fresh_selection(
         plans = [
             p.prepare_dry_run(state, preemptor, m) for p in (shared, DefaultPreemption(None, fwk))
         ]
-        assert plans[0] is not None and plans[1] is not None
+        plan_a, plan_b = plans
+        assert plan_a is not None and plan_b is not None
         for ni in lister.list():
             got, want = (
                 getattr(plan, "victims_in_place")(state, preemptor, ni, pdbs)  # noqa: B009
-                for plan in plans
+                for plan in (plan_a, plan_b)
             )
             assert got == want, (step, ni.name)
             if got is not None:
@@ -359,7 +360,8 @@ def test_remembered_nominated_sums_equal_fresh_ones(data: Cluster, steps: st.Dat
         plans = [
             p.prepare_dry_run(state, preemptor, m) for p in (shared, DefaultPreemption(None, fwk))
         ]
-        assert plans[0] is not None and plans[1] is not None
+        plan_a, plan_b = plans
+        assert plan_a is not None and plan_b is not None
         for ni in lister.list():
             got, want = (
                 (
@@ -367,7 +369,7 @@ def test_remembered_nominated_sums_equal_fresh_ones(data: Cluster, steps: st.Dat
                     plan.cannot_help(ni),
                     getattr(plan, "victims_in_place")(state, preemptor, ni, pdbs),  # noqa: B009
                 )
-                for plan in plans
+                for plan in (plan_a, plan_b)
             )
             assert got == want, (step, ni.name)
 

@@ -129,7 +129,7 @@ def test_node_ports(pod: Pod, existing: Pod, want: tuple[object, ...] | None) ->
 
 def test_skip_filter() -> None:
     status = plugin().pre_filter(fw.CycleState(), new_pod(""), [])
-    assert status is not None and status.code is fw.Code.SKIP
+    assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
 
 
 def test_pre_filter_disabled() -> None:

@@ -33,7 +33,7 @@ def strategy(
         None
         if shape is None
         else RequestedToCapacityRatioParam(
-            shape=tuple(UtilizationShapePoint(utilization=u, score=s) for u, s in shape)
+            shape=tuple(UtilizationShapePoint(utilization=u, score=s) for u, s in shape)  # type: ignore[misc]  # mypy: generic converter
         )
     )
     return ScoringStrategy(type=kind, resources=tuple(resources), requested_to_capacity_ratio=param)

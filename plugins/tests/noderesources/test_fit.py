@@ -279,7 +279,7 @@ ENOUGH_REQUESTS = [
     pytest.param(
         make_pod(res(1, 1, b=1)),
         [res()],
-        NodeResourcesFitArgs(ignored_resources=("example.com/bbb",)),
+        NodeResourcesFitArgs(ignored_resources=("example.com/bbb",)),  # type: ignore[arg-type]  # mypy: generic converter
         None,
         [],
         id="skip checking ignored extended resource",
@@ -303,7 +303,7 @@ ENOUGH_REQUESTS = [
     pytest.param(
         make_pod(res(1, 1, b=1, kia=1)),
         [res()],
-        NodeResourcesFitArgs(ignored_resource_groups=("example.com",)),
+        NodeResourcesFitArgs(ignored_resource_groups=("example.com",)),  # type: ignore[arg-type]  # mypy: generic converter
         (UU, f"Insufficient {K8S_IO_A}"),
         [insufficient(K8S_IO_A, 1, 0, 0, True)],
         id="skip checking ignored extended resource via resource groups",
@@ -332,6 +332,63 @@ ENOUGH_REQUESTS = [
         [insufficient(DRA_EXT, 1, 0, 0, True)],
         id="extended resource backed by DRA not enabled",
     ),
+    # Pod-level resources (spec.resources, feature PodLevelResources on).
+    pytest.param(
+        make_pod(res(1, 1), pod_level={"cpu": 1, "memory": 2}),
+        [res(5, 5)],
+        None,
+        None,
+        [],
+        id="both pod-level and container-level resources fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1), pod_level={"cpu": 7, "memory": 2}),
+        [res(5, 5)],
+        None,
+        (U, "Insufficient cpu"),
+        [insufficient("cpu", 7, 5, 10)],
+        id="pod-level cpu resource not fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1), pod_level={"cpu": 3, "memory": 2}),
+        [res(5, 19)],
+        None,
+        (U, "Insufficient memory"),
+        [insufficient("memory", 2, 19, 20)],
+        id="pod-level memory resource not fit",
+    ),
+    pytest.param(
+        make_pod(pod_level={"cpu": 3, "memory": 2, HUGE_A: 5}),
+        [],
+        None,
+        None,
+        [],
+        id="pod-level hugepages resource fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1, hp=3), pod_level={"cpu": 3, "memory": 2, HUGE_A: 5}),
+        [],
+        None,
+        None,
+        [],
+        id="both pod-level and container-level hugepages resource fit",
+    ),
+    pytest.param(
+        make_pod(pod_level={"cpu": 3, "memory": 2, HUGE_A: 10}),
+        [],
+        None,
+        (UU, f"Insufficient {HUGE_A}"),
+        [insufficient(HUGE_A, 10, 0, 5, True)],
+        id="pod-level hugepages resource not fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1), init=[res(1, 1)], pod_level={"cpu": 3, "memory": 2}),
+        [res(5, 19)],
+        None,
+        (U, "Insufficient memory"),
+        [insufficient("memory", 2, 19, 20)],
+        id="one pod-level cpu resource fits and all init and non-init containers resources fit",
+    ),
 ]
 
 
@@ -339,7 +396,7 @@ def _node_info(existing: Sequence[Mapping[str, int]], alloc: Mapping[str, int]) 
     return fw.NodeInfo(make_node("node", alloc), [make_pod(*existing)] if existing else [])
 
 
-def _check(status: fw.Status | None, want: tuple[fw.Code, ...] | None) -> None:
+def _check(status: fw.Status | None, want: tuple[fw.Code | str, ...] | None) -> None:
     if want is None:
         assert status is None
     else:
@@ -487,7 +544,7 @@ def _rtcr(*points: tuple[int, int]) -> ScoringStrategy:
         type="RequestedToCapacityRatio",
         resources=DEFAULT_RESOURCES,
         requested_to_capacity_ratio=RequestedToCapacityRatioParam(
-            shape=tuple(UtilizationShapePoint(utilization=u, score=s) for u, s in points)
+            shape=tuple(UtilizationShapePoint(utilization=u, score=s) for u, s in points)  # type: ignore[misc]  # mypy: generic converter
         ),
     )
 

@@ -277,7 +277,7 @@ def test_csi_limits(case: Case) -> None:
     state = fw.CycleState()
     pre = plugin.pre_filter(state, case.new_pod, [node_info])
     if case.want_pre_filter_skip:
-        assert pre is not None and pre.code is fw.Code.SKIP
+        assert isinstance(pre, fw.Status) and pre.code is fw.Code.SKIP
         return
     assert pre is None
     status = plugin.filter(state, case.new_pod, node_info)

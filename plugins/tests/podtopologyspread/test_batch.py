@@ -263,7 +263,7 @@ def check_cycle(
             assert plugin.remove_pod(state, incoming, victim, target) is None
             assert_filter_equal(plugin, state, incoming, infos, columns)
     else:
-        assert status is not None and status.is_skip()
+        assert isinstance(status, fw.Status) and status.is_skip()
 
     # PreScore: the columnar counting equals the per-node loop.
     feasible = [infos[r] for r in feasible_rows]

@@ -330,3 +330,59 @@ def test_normalized_scores_within_bounds_and_order_independent(
     # A node's filter verdict depends on that node alone.
     verdicts = {i.name: pl.filter(state, p, i) for i in infos}
     assert {i.name: pl.filter(state, p, i) for i in reversed(infos)} == verdicts
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 1_700_000_000.0
+
+    def now(self) -> float:
+        return self.t
+
+
+_REJECTED = pod_with_tolerations("p", [], uid="uid-p")
+
+
+@pytest.mark.parametrize(
+    ("new", "want"),
+    [
+        pytest.param(
+            Pod(
+                metadata=ObjectMeta(
+                    name="p", namespace="ns-1", uid="uid-p", annotations={"a": "b"}
+                ),
+                spec=PodSpec(),
+            ),
+            "unschedulable",
+            id="annotation only: stays in the pool",
+        ),
+        pytest.param(
+            pod_with_tolerations("p", [tol("k", "v", NS)], uid="uid-p"),
+            "backoff",
+            id="toleration added: requeued",
+        ),
+    ],
+)
+def test_pod_update_requeues_only_on_a_toleration_change(new: Pod, want: str) -> None:
+    """An update with no specific UpdatePodXYZ change arrives as the general Pod/Update, which
+    TaintToleration (registered for UpdatePodToleration only) is not asked about."""
+    from schedframe.queue import SchedulingQueue
+    from schedframe_plugins.queuesort import PrioritySort
+
+    clock = _Clock()
+    fwk = Framework(profile_name="default-scheduler", clock=clock)
+    fwk.add_plugin(PrioritySort(None, fwk))
+    fwk.add_plugin(TaintToleration(None, fwk))
+    q = SchedulingQueue(frameworks={"default-scheduler": fwk}, clock=clock)
+    q.add(_REJECTED)
+    info = q.pop()
+    assert info is not None
+    info.unschedulable_plugins = {"TaintToleration"}
+    q.add_unschedulable_if_not_present(info, q.scheduling_cycle)
+    q.update(_REJECTED, new)
+    where = {
+        "unschedulable": q.unschedulable_pods(),
+        "backoff": q.backoff_pods(),
+        "active": q.active_pods(),
+    }
+    assert [name for name, pods in where.items() if pods] == [want]

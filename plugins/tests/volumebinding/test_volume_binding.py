@@ -26,17 +26,24 @@ def test_pod_has_no_pvcs() -> None:
     vb = plugin()
     state = fw.CycleState()
     status = vb.pre_filter(state, p, [])
-    assert status is not None and status.code is fw.Code.SKIP
+    assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
     pre_score = vb.pre_score(state, p, [])
     assert pre_score is not None and pre_score.code is fw.Code.SKIP
     assert vb.reserve(state, p, "node-a") is None
+    # Every volume bound: PreBindPreFlight skips (upstream), so PreBind has nothing to do.
+    assert vb.pre_bind_pre_flight(state, p, "node-a") == fw.Status(fw.Code.SKIP)
     assert vb.pre_bind(state, p, "node-a") is None
     vb.unreserve(state, p, "node-a")
 
 
+def test_pre_bind_pre_flight_without_state_is_an_error() -> None:
+    status = plugin().pre_bind_pre_flight(fw.CycleState(), pod(), "node-a")
+    assert status == fw.Status(fw.Code.ERROR, "not found")
+
+
 def test_pvc_not_found() -> None:
     status = plugin().pre_filter(fw.CycleState(), pod("pvc-a"), [])
-    assert status is not None
+    assert isinstance(status, fw.Status)
     assert status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.reasons == ('persistentvolumeclaim "pvc-a" not found',)
 

@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from schedframe import framework as fw
-from schedframe.backends import MemoryBackend
+from schedframe.backends import MemoryBackend, WatchEvent
 from schedframe.cache import Snapshot
 from schedframe.errors import BackendError
 from schedframe.objects import (
@@ -125,7 +125,7 @@ class Case:
 
 def zonal_nodes() -> list[Node]:
     return [
-        make_node(f"zone-{z}-node-{n}", **{REGION: f"region-{z}", ZONE: f"zone-{z}"})  # type: ignore[arg-type]
+        make_node(f"zone-{z}-node-{n}", **{REGION: f"region-{z}", ZONE: f"zone-{z}"})
         for z in "abc"
         for n in "ab"
     ]
@@ -301,10 +301,10 @@ def test_volume_binding(case: Case) -> None:
     state = fw.CycleState()
     status = plugin.pre_filter(state, case.pod, infos)
     if case.pre_filter is not None:
-        assert status is not None
+        assert isinstance(status, fw.Status)
         assert (status.code, status.reasons) == (case.pre_filter[0], (case.pre_filter[1],))
         return
-    assert status is None or status.code is fw.Code.SKIP
+    assert status is None or (isinstance(status, fw.Status) and status.code is fw.Code.SKIP)
     for info, want in zip(infos, case.filters, strict=True):
         got = plugin.filter(state, case.pod, info)
         if want is None:
@@ -323,7 +323,12 @@ def cluster(*extra: object) -> tuple[MemoryBackend, Framework]:
     view = ClusterView(workloads=[])
     snapshot = Snapshot.from_objects([make_node("node-a"), make_node("node-b")])
     handle = Framework(cluster=view, binder=backend, snapshot=snapshot)
-    backend.subscribe(lambda e: view.storage.set(e.obj) if e.type != "DELETED" else None)
+
+    def keep(event: WatchEvent) -> None:
+        if event.type != "DELETED":
+            view.storage.set(event.obj)
+
+    backend.subscribe(keep)
     return backend, handle
 
 

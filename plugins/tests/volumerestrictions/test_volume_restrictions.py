@@ -71,7 +71,9 @@ def test_disk_conflicts(pod: Pod, existing: tuple[Pod, ...], want: str | None) -
     plugin = VolumeRestrictions(None, Framework())
     state = fw.CycleState()
     pre = plugin.pre_filter(state, pod, [])
-    if pre is not None and pre.code is fw.Code.SKIP:  # the framework does not call Filter
+    if (
+        isinstance(pre, fw.Status) and pre.code is fw.Code.SKIP
+    ):  # the framework does not call Filter
         assert want is None
         return
     status = plugin.filter(state, pod, fw.NodeInfo(Node(metadata=ObjectMeta(name="n")), existing))
@@ -146,7 +148,7 @@ def test_access_mode_conflicts(
     if want_pre_filter is None:
         assert got is None
     else:
-        assert got is not None and (got.code, got.message()) == want_pre_filter
+        assert isinstance(got, fw.Status) and (got.code, got.message()) == want_pre_filter
         return
     status = plugin.filter(state, pod, fw.NodeInfo(NODE, existing))
     if want_filter is None:

@@ -152,7 +152,7 @@ def test_volume_zone(
     if want_pre_filter is None:
         assert got is None
     else:
-        assert got is not None and got.code is want_pre_filter[0]
+        assert isinstance(got, fw.Status) and got.code is want_pre_filter[0]
         assert got.message() == want_pre_filter[1]
     status = plugin.filter(state, p, fw.NodeInfo(n))
     if want_filter is None:
@@ -164,7 +164,7 @@ def test_volume_zone(
 def test_a_missing_bound_volume_is_reported_as_the_lister_does() -> None:
     plugin = VolumeZone(None, Framework(cluster=ClusterView(workloads=SINGLE)))
     got = plugin.pre_filter(fw.CycleState(), pod("PVC_4"), [])
-    assert got is not None and got.code is UNRESOLVABLE
+    assert isinstance(got, fw.Status) and got.code is UNRESOLVABLE
     assert got.message() == 'persistentvolume "Vol_not_exist" not found'
 
 

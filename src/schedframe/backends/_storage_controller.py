@@ -77,6 +77,13 @@ class StorageController:
         self._queue: deque[tuple[str, str, str]] = deque()
         self._busy = False
 
+    def copy_state(self, other: StorageController) -> None:
+        """Take ``other``'s injected failures and provisioning count (a fork's controller,
+        or a parent's when a fork is committed)."""
+        self.failing_provisions = other.failing_provisions
+        self.stalled_bindings = other.stalled_bindings
+        self._provisioned = other._provisioned
+
     def reconcile(self, obj: object) -> None:
         """React to a PV or PVC that was just written."""
         if isinstance(obj, PersistentVolume):
@@ -203,7 +210,7 @@ class StorageController:
         if self.failing_provisions > 0:
             # The provisioner's failure signal: the selected node is taken off the claim.
             self.failing_provisions -= 1
-            del annotations[ANN_SELECTED_NODE]
+            annotations.pop(ANN_SELECTED_NODE, None)
             meta = evolve(pvc_stored.metadata, annotations=annotations)
             self._write(evolve(pvc_stored, metadata=meta))
             return

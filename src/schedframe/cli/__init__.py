@@ -1,6 +1,6 @@
-"""The ``schedframe`` command line: ``simulate``, ``explain``, ``plugins`` and ``config``.
+"""The ``schedframe`` command line: ``simulate``, ``explain``, ``plugins``, ``config``, ``run``.
 
-Run ``schedframe --help`` (or ``python -m schedframe.cli``). :func:`main` takes an argument
+Run ``schedframe --help`` (or ``python -m schedframe``). :func:`main` takes an argument
 list and returns the exit code, so scripts can run the exact code path of the command.
 """
 

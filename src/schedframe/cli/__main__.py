@@ -1,4 +1,4 @@
-"""``python -m schedframe.cli``: the ``schedframe`` command."""
+"""``python -m schedframe.cli`` (or ``python -m schedframe``): the ``schedframe`` command."""
 
 from __future__ import annotations
 

@@ -1,20 +1,25 @@
-"""The ``schedframe`` command: simulate, explain, plugins, config.
+"""The ``schedframe`` command: simulate, explain, plugins, config (and ``run``).
 
 Every problem with an input file is one line on stderr naming the file, the field path and
-what was expected, and exit code 2; ``--debug`` shows the traceback instead.
+what was expected, and exit code 2; ``--debug`` shows the traceback instead. Every command that
+prints a result takes ``-o/--output table|json|yaml`` (``--json`` is ``-o json``), and ``-``
+as a configuration file reads it from standard input.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from schedframe._cli_gates import gate_options
 from schedframe.errors import SchedframeError
 
 if TYPE_CHECKING:
@@ -32,6 +37,7 @@ EXIT_INTERNAL: Final = 1
 
 _DEBUG_KEY = "schedframe.debug"
 _RICH_KEY = "schedframe.rich"
+_VALIDATE_KEY = "schedframe.validate"
 _ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,6 +72,82 @@ def _common(fn: F) -> F:
         help="Show tracebacks instead of one-line errors.",
     )(fn)
     return fn
+
+
+#: What ``-o/--output`` takes; ``table`` is the text for people.
+OUTPUT_FORMATS: Final = ("table", "json", "yaml")
+
+
+def _output_option(fn: F) -> F:
+    """``-o/--output FORMAT`` and its shorthand ``--json``."""
+    fn = click.option(
+        "--json", "as_json", is_flag=True, help="Print the result as JSON (same as -o json)."
+    )(fn)
+    fn = click.option(
+        "--output",
+        "-o",
+        "output_format",
+        type=click.Choice(OUTPUT_FORMATS),
+        default=None,
+        help="How to print the result: table (text, the default), json or yaml.",
+    )(fn)
+    return fn
+
+
+def _format(output_format: str | None, as_json: bool) -> str:
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json contradicts -o {output_format}")
+    return "json" if as_json else (output_format or "table")
+
+
+def _emit(document: object, output_format: str, text: Callable[[], str]) -> None:
+    """Print ``document`` as JSON or YAML, or ``text()`` for ``table``."""
+    if output_format == "json":
+        click.echo(json.dumps(document, indent=2))
+    elif output_format == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(document, sort_keys=False, default_flow_style=False).rstrip())
+    else:
+        click.echo(text())
+
+
+def _validate_option(fn: F) -> F:
+    """``--validate``, as kubectl's: how unknown fields in manifests are treated."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str) -> None:
+        ctx.find_root().meta[_VALIDATE_KEY] = value
+
+    return click.option(
+        "--validate",
+        type=click.Choice(["strict", "warn", "ignore"]),
+        default="strict",
+        show_default=True,
+        expose_value=False,
+        callback=callback,
+        help="Unknown fields in manifests: an error (exit 2), one warning line each, or "
+        "not looked for. API validation (negative quantities, bad names) applies always.",
+    )(fn)
+
+
+def _validate() -> Any:
+    ctx = click.get_current_context(silent=True)
+    return "strict" if ctx is None else ctx.find_root().meta.get(_VALIDATE_KEY, "strict")
+
+
+@contextlib.contextmanager
+def _manifest_warnings() -> Iterator[None]:
+    """Print each manifest warning (``--validate=warn``) as one ``warning:`` line on stderr."""
+    from schedframe.errors import ManifestWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ManifestWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, ManifestWarning):
+            click.echo(f"warning: {w.message}", err=True)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _debug() -> bool:
@@ -126,31 +208,81 @@ def cli() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _load_cluster(paths: Sequence[str]) -> list[object]:
+#: Where each object was first read: ``(kind, namespace, name) -> file``, per command run.
+_Seen = dict[tuple[str, str, str], str]
+
+
+def _note(seen: _Seen, obj: object, source: str) -> None:
+    """Refuse a second object of one kind, namespace and name, naming both files."""
+    from schedframe.errors import DUPLICATE, FieldIssue, ManifestError
+
+    meta = getattr(obj, "metadata", None)
+    name = getattr(meta, "name", None)
+    if not isinstance(name, str):
+        return
+    kind = type(obj).__name__
+    namespace = getattr(meta, "namespace", "") or ""
+    if kind == "Pod":
+        namespace = namespace or "default"
+    key = (kind, namespace, name)
+    first = seen.get(key)
+    seen.setdefault(key, source)
+    if first is not None:
+        where = "earlier in this file" if first == source else f"in {first}"
+        issue = FieldIssue(
+            path="metadata.name",
+            kind=DUPLICATE,
+            value=f"{namespace}/{name}" if namespace else name,
+            detail=f"a {kind} of this name is already {where}",
+        )
+        raise ManifestError([issue], source=source)
+
+
+def _load_cluster(paths: Sequence[str], seen: _Seen | None = None) -> list[object]:
     from schedframe.objects import LoadReport, load_manifests
 
+    seen = {} if seen is None else seen
     objects: list[object] = []
     report = LoadReport()
-    for path in paths:
-        objects.extend(load_manifests(path, report=report))
+    with _manifest_warnings():
+        for path in dict.fromkeys(paths):  # a file named twice is read once
+            loaded = load_manifests(path, report=report, validate=_validate())
+            for obj in loaded:
+                _note(seen, obj, str(path))
+            objects.extend(loaded)
     for line in report.lines():  # one line per skipped kind: never silently
         click.echo(line, err=True)
     return objects
 
 
-def _load_workload(paths: Sequence[str]) -> Workload:
+def _load_workload(paths: Sequence[str], seen: _Seen | None = None) -> Workload:
     from schedframe.simulation import Workload, load_workload
 
+    seen = {} if seen is None else seen
     workload = Workload()
-    for path in paths:
-        workload = workload + load_workload(path)
+    with _manifest_warnings():
+        for path in dict.fromkeys(paths):
+            loaded = load_workload(path, validate=_validate())
+            for pod in loaded.pods:
+                _note(seen, pod, str(path))
+            workload = workload + loaded
     return workload
 
 
 def _load_config(path: str | None) -> KubeSchedulerConfiguration:
-    from schedframe.config import load_config
+    """The configuration in ``path`` (``-``: standard input; ``None``: the defaults)."""
+    from schedframe._cli_gates import gate_settings
+    from schedframe.config import load_config, loads_config
 
-    return load_config(path)
+    feature_gates, emulated_version = gate_settings()
+    if path == "-":
+        return loads_config(
+            sys.stdin.read(),
+            source="<stdin>",
+            feature_gates=feature_gates,
+            emulated_version=emulated_version,
+        )
+    return load_config(path, feature_gates=feature_gates, emulated_version=emulated_version)
 
 
 def _find_pod(spec: str, candidates: Sequence[Pod]) -> Pod:
@@ -159,7 +291,9 @@ def _find_pod(spec: str, candidates: Sequence[Pod]) -> Pod:
 
     path = Path(spec)
     if path.is_file():
-        pods = [o for o in load_manifests(path) if isinstance(o, Pod)]
+        with _manifest_warnings():
+            objects = load_manifests(path, validate=_validate())
+        pods = [o for o in objects if isinstance(o, Pod)]
         if len(pods) != 1:
             raise InputError(f"{spec}: expected exactly one Pod, found {len(pods)}")
         return pods[0]
@@ -217,20 +351,28 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     "-f",
     "config_path",
     metavar="FILE",
-    help="KubeSchedulerConfiguration (default: kube-scheduler's default profile).",
+    help="KubeSchedulerConfiguration (default: kube-scheduler's default profile; - reads stdin).",
 )
 @click.option(
     "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
 )
 @click.option(
     "--until",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=1e10),
     metavar="SECONDS",
     help="Stop at this virtual time (default: when every arrival and completion happened).",
 )
 @click.option(
-    "--output",
-    "-o",
+    "--max-virtual-time",
+    type=click.FloatRange(min=0, max=1e10),
+    default=365 * 24 * 3600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Never run past this virtual time (one year by default); says so if work was left.",
+)
+@click.option(
+    "--decisions",
+    "decisions_path",
     metavar="FILE",
     help="Write every decision as JSON lines to FILE.",
 )
@@ -252,13 +394,22 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     metavar="POD",
     help="Also explain POD's first attempt, on the cluster as it saw it. Repeatable.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option(
+    "--metrics",
+    "metrics_path",
+    metavar="FILE",
+    help="Write kube-scheduler's Prometheus metrics (text format) to FILE at the end "
+    "(needs prometheus-client: pip install 'schedframe[metrics]').",
+)
+@_output_option
 @click.option(
     "--progress/--no-progress",
     default=True,
     show_default=True,
     help="Show progress on stderr once a run takes more than a second.",
 )
+@_validate_option
+@gate_options
 @_common
 @_errors
 def simulate(
@@ -267,10 +418,13 @@ def simulate(
     config_path: str | None,
     seed: int,
     until: float | None,
-    output: str | None,
+    max_virtual_time: float,
+    decisions_path: str | None,
     plot_dir: str | None,
     plot_pod: str | None,
     explain_pods: tuple[str, ...],
+    metrics_path: str | None,
+    output_format: str | None,
     as_json: bool,
     progress: bool,
 ) -> None:
@@ -288,27 +442,42 @@ def simulate(
     from schedframe.cli._render import ProgressDisplay, render_explanation
     from schedframe.simulation import plot_simulation
     from schedframe.simulation import simulate as run_simulation
-    from schedframe.simulation._plot import pyplot
+    from schedframe.simulation._plot import require_matplotlib
 
+    fmt = _format(output_format, as_json)
+    # With a machine-readable summary on stdout, the other lines go to stderr.
+    machine = fmt != "table"
     use_rich = _rich()
     if plot_dir is not None:
         try:
-            pyplot()  # fail before a long run, not after it
+            require_matplotlib()  # fail before a long run, not after it
         except ImportError as exc:
             raise InputError(f"--plot: {exc}") from None
     # Unwritable outputs fail before a long run, not after it.
-    if output is not None:
+    if decisions_path is not None:
         try:
-            Path(output).open("w", encoding="utf-8").close()
+            Path(decisions_path).open("w", encoding="utf-8").close()
         except OSError as exc:
-            raise InputError(f"{output}: cannot write: {exc.strerror or exc}") from None
+            raise InputError(f"{decisions_path}: cannot write: {exc.strerror or exc}") from None
+    scheduler_metrics = None
+    if metrics_path is not None:
+        try:
+            from schedframe.metrics import SchedulerMetrics
+        except ImportError as exc:
+            raise InputError(f"--metrics: {exc} (pip install 'schedframe[metrics]')") from None
+        try:
+            Path(metrics_path).open("w", encoding="utf-8").close()
+        except OSError as exc:
+            raise InputError(f"{metrics_path}: cannot write: {exc.strerror or exc}") from None
+        scheduler_metrics = SchedulerMetrics()
     if plot_dir is not None:
         try:
             Path(plot_dir).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{plot_dir}: cannot create: {exc.strerror or exc}") from None
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
 
     from schedframe.objects import Pod
@@ -334,29 +503,33 @@ def simulate(
             until=until,
             progress=ProgressDisplay(use_rich=use_rich) if progress else None,
             capture=[*capture, *explained],
+            max_virtual_time=max_virtual_time,
+            metrics=scheduler_metrics,
         )
     except SchedframeError as exc:
-        raise _with_source(exc, config_path) from None
+        raise _with_source(exc, "<stdin>" if config_path == "-" else config_path) from None
 
+    for sentence in result.unsettled:
+        click.echo(f"warning: the scenario did not settle: {sentence}", err=True)
     summary = result.summary()
-    if as_json:
-        click.echo(json.dumps(summary.to_dict(), indent=2))
-    else:
-        click.echo(summary.to_text())
-    if output is not None:
-        result.write_jsonl(output)
-        click.echo(f"\nDecisions: {output} ({len(result.decisions)} lines)", err=as_json)
+    _emit(summary.to_dict(), fmt, summary.to_text)
+    if decisions_path is not None:
+        result.write_jsonl(decisions_path)
+        click.echo(f"\nDecisions: {decisions_path} ({len(result.decisions)} lines)", err=machine)
+    if scheduler_metrics is not None and metrics_path is not None:
+        Path(metrics_path).write_text(scheduler_metrics.exposition(), encoding="utf-8")
+        click.echo(f"Metrics: {metrics_path}", err=machine)
     if plot_dir is not None:
         written = plot_simulation(result, plot_dir, pod=capture[0] if capture else None)
-        click.echo(f"Plots: {', '.join(str(p) for p in written)}", err=as_json)
+        click.echo(f"Plots: {', '.join(str(p) for p in written)}", err=machine)
     for key in explained:
         if key not in result.captured:
-            click.echo(f"\n{key}: never attempted, nothing to explain", err=as_json)
+            click.echo(f"\n{key}: never attempted, nothing to explain", err=machine)
             continue
         record = next((r for r in result.pods if r.key == key), None)
         when = f" at t={record.arrival:g}s" if record is not None else ""
-        click.echo(f"\nFirst attempt of {key}{when}, as the cluster stood then:", err=as_json)
-        click.echo(render_explanation(result.explain(key), use_rich=use_rich), err=as_json)
+        click.echo(f"\nFirst attempt of {key}{when}, as the cluster stood then:", err=machine)
+        click.echo(render_explanation(result.explain(key), use_rich=use_rich), err=machine)
 
 
 # --------------------------------------------------------------------------------------------
@@ -383,7 +556,13 @@ def simulate(
     metavar="PATH",
     help="Where else to look for POD by name (the workload's pods are not placed).",
 )
-@click.option("--config", "-f", "config_path", metavar="FILE", help="KubeSchedulerConfiguration.")
+@click.option(
+    "--config",
+    "-f",
+    "config_path",
+    metavar="FILE",
+    help="KubeSchedulerConfiguration (- reads stdin).",
+)
 @click.option(
     "--profile", metavar="NAME", help="Profile to run (default: the pod's schedulerName)."
 )
@@ -395,7 +574,9 @@ def simulate(
     is_flag=True,
     help="Do not run PostFilter (preemption, dry run) when no node fits.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
+@_output_option
+@_validate_option
+@gate_options
 @_common
 @_errors
 def explain(
@@ -406,6 +587,7 @@ def explain(
     profile: str | None,
     seed: int,
     no_post_filter: bool,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
     """Why POD goes where it goes, or why it stays pending.
@@ -424,9 +606,11 @@ def explain(
     from schedframe.explain import explain as run_explain
     from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
+    fmt = _format(output_format, as_json)
     use_rich = _rich()
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
     pods = [o for o in cluster if isinstance(o, Pod)]
     target = _find_pod(pod, [*pods, *workload.pods])
@@ -445,11 +629,8 @@ def explain(
             post_filter=not no_post_filter,
         )
     except SchedframeError as exc:
-        raise _with_source(exc, config_path) from None
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
-    else:
-        click.echo(render_explanation(result, use_rich=use_rich))
+        raise _with_source(exc, "<stdin>" if config_path == "-" else config_path) from None
+    _emit(result.to_dict(), fmt, lambda: render_explanation(result, use_rich=use_rich))
 
 
 # --------------------------------------------------------------------------------------------
@@ -485,10 +666,10 @@ def extension_points(factory: object) -> list[str]:
     is_flag=True,
     help="Skip extension points: list names and versions without importing any plugin.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@_output_option
 @_common
 @_errors
-def plugins(no_points: bool, as_json: bool) -> None:
+def plugins(no_points: bool, output_format: str | None, as_json: bool) -> None:
     """List the installed scheduler plugins (entry-point group schedframe.plugins).
 
     Names, distributions and versions come from installed metadata and import nothing.
@@ -496,6 +677,7 @@ def plugins(no_points: bool, as_json: bool) -> None:
     """
     from schedframe.runtime import Registry
 
+    fmt = _format(output_format, as_json)
     registry = Registry.discover()
     entries: list[dict[str, object]] = []
     for source in registry.sources():
@@ -512,8 +694,8 @@ def plugins(no_points: bool, as_json: bool) -> None:
                 entry["points"] = None
                 entry["error"] = str(exc)
         entries.append(entry)
-    if as_json:
-        click.echo(json.dumps(entries, indent=2))
+    if fmt != "table":
+        _emit(entries, fmt, str)
         return
     headers = ["name", "distribution", "version"]
     if not no_points:
@@ -563,7 +745,9 @@ def defaulted_config(
     profiles = doc["profiles"]
     assert isinstance(profiles, list)
     for index, profile in enumerate(config.profiles):
-        fwk = Framework.from_profile(profile, reg, index=index, source=source)
+        fwk = Framework.from_profile(
+            profile, reg, index=index, source=source, features=config.feature_gates
+        )
         entries: list[dict[str, object]] = []
 
         def entry(name: str, args: object) -> dict[str, object]:
@@ -593,19 +777,28 @@ def defaulted_config(
 
 @cli.command("config")
 @click.argument("file", required=False)
+@click.option(
+    "--output",
+    "-o",
+    "output_format",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="How to print the configuration.",
+)
+@gate_options
 @_common
 @_errors
-def config_command(file: str | None) -> None:
-    """Print the fully defaulted configuration of FILE as YAML (default: kube-scheduler's).
+def config_command(file: str | None, output_format: str) -> None:
+    """Print the fully defaulted configuration of FILE (default: kube-scheduler's).
 
-    Every profile lists its plugins after merging with the defaults, and every enabled
-    plugin's args with their defaults filled in.
+    FILE ``-`` reads the configuration from standard input. Every profile lists its plugins
+    after merging with the defaults, and every enabled plugin's args with their defaults
+    filled in.
     """
-    import yaml
-
     config = _load_config(file)
-    doc = defaulted_config(config, source=file)
-    click.echo(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False).rstrip())
+    doc = defaulted_config(config, source="<stdin>" if file == "-" else file)
+    _emit(doc, output_format, str)
 
 
 def _add_run_command() -> None:
@@ -617,6 +810,14 @@ def _add_run_command() -> None:
 
 
 _add_run_command()
+
+
+def _add_capacity_commands() -> None:
+    # scenario, fit, whatif, compare: their own module (simulation layer commands).
+    import schedframe.cli._capacity  # noqa: F401  (registers the commands on import)
+
+
+_add_capacity_commands()
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from schedframe.config._types import (
     Profile,
 )
 from schedframe.errors import INVALID, REQUIRED, UNKNOWN_FIELD, FieldIssue, join_path
+from schedframe.features import DEFAULT_EMULATED_VERSION
 
 __all__ = [
     "API_VERSION",
@@ -119,6 +120,9 @@ class WireConfig:
     profiles: tuple[WireProfile, ...] = ()
     extenders: tuple[Extender, ...] = ()
     delay_cache_until_active: bool = False
+    #: schedframe extensions: ``featureGates`` (gate -> bool) and ``emulatedVersion``.
+    feature_gates: tuple[tuple[str, object], ...] = ()
+    emulated_version: str | None = None
 
 
 class _Decoder:
@@ -472,6 +476,8 @@ def _extender(dec: _Decoder, value: object, path: str) -> Extender | None:
 
 
 _TOP_KEYS: Final = (
+    "featureGates",
+    "emulatedVersion",
     "apiVersion",
     "kind",
     "parallelism",
@@ -537,8 +543,23 @@ def decode_document(document: object) -> tuple[WireConfig | None, list[FieldIssu
         delay_cache_until_active=_or(
             dec.boolean(data.get("delayCacheUntilActive"), "delayCacheUntilActive"), False
         ),
+        feature_gates=_feature_gates(dec, data.get("featureGates")),
+        emulated_version=dec.string(data.get("emulatedVersion"), "emulatedVersion"),
     )
     return wire, dec.issues
+
+
+def _feature_gates(dec: _Decoder, value: object) -> tuple[tuple[str, object], ...]:
+    """``featureGates`` (a schedframe extension): gate name -> boolean; names checked later."""
+    data = dec.mapping(value, "featureGates", None)
+    if data is None:
+        return ()
+    out: list[tuple[str, object]] = []
+    for name, enabled in data.items():
+        flag = dec.boolean(enabled, join_path("featureGates", name))
+        if flag is not None:
+            out.append((name, flag))
+    return tuple(out)
 
 
 # --- encoding -----------------------------------------------------------------------------------
@@ -652,4 +673,11 @@ def to_dict(config: KubeSchedulerConfiguration) -> dict[str, object]:
     out["profiles"] = [_profile_dict(p) for p in config.profiles]
     out["extenders"] = [_extender_dict(e) for e in config.extenders]
     out["delayCacheUntilActive"] = config.delay_cache_until_active
+    # The schedframe extensions appear only when they differ from the defaults, so that the
+    # output of a plain configuration stays an upstream document.
+    gates = config.feature_gates
+    if gates.overrides:
+        out["featureGates"] = dict(gates.overrides)
+    if gates.emulated_version != DEFAULT_EMULATED_VERSION:
+        out["emulatedVersion"] = gates.emulated_version
     return out

@@ -3,14 +3,13 @@
 Ports ``pkg/scheduler/apis/config/v1/default_plugins.go`` and ``defaults.go`` (plus
 component-base's recommended leader-election and client-connection defaults).
 
-The default plugin list is upstream's with every feature gate at its default, as the
-``TestSchedulerDefaults`` table in ``defaults_test.go`` spells it out at kubernetes commit
-ff1bd0eb71ed (after the in-tree EBSLimits, GCEPDLimits and AzureDiskLimits plugins were
-removed; SchedulingGates first). Gated plugins are left out: ``DynamicResources`` (upstream
-inserts it before DefaultPreemption when the DynamicResourceAllocation gate is on, which is the
-default from v1.34; schedframe does not model DRA) and the workload/placement plugins (gates off
-by default). Plugin args defaults are the runtime's job (args classes live beside plugins), so
-nothing is appended to ``pluginConfig`` here.
+The default plugin list is upstream's for the emulated version and feature gates (see
+:func:`default_plugins`), as the ``TestSchedulerDefaults`` table in ``defaults_test.go`` spells
+it out (after the in-tree EBSLimits, GCEPDLimits and AzureDiskLimits plugins were removed;
+SchedulingGates first). The workload/placement plugins are never added: their gates are off by
+default and cannot be turned on here (see :mod:`schedframe.features`). Plugin args defaults are
+the runtime's job (args classes live beside plugins), so nothing is appended to
+``pluginConfig`` here.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from schedframe.config._types import (
     PluginSet,
     Profile,
 )
+from schedframe.features import FeatureGates
 
 if TYPE_CHECKING:
     # Only decoded documents are defaulted here; the default configuration is built without
@@ -70,12 +70,32 @@ DEFAULT_MULTI_POINT: Final = (
     PluginRef(name="DefaultBinder"),
 )
 
-_DEFAULT_PLUGINS: Final = Plugins(multi_point=PluginSet(enabled=DEFAULT_MULTI_POINT))
+_DEFAULT_PLUGINS: dict[FeatureGates, Plugins] = {}
 
 
-def default_plugins() -> Plugins:
-    """The default plugin sets of a profile (upstream ``getDefaultPlugins``)."""
-    return _DEFAULT_PLUGINS
+def default_plugins(features: FeatureGates | None = None) -> Plugins:
+    """The default plugin sets of a profile (upstream ``getDefaultPlugins``).
+
+    :data:`DEFAULT_MULTI_POINT`, then upstream's ``applyFeatureGates`` for ``features`` (the
+    default gates when ``None``): with DynamicResourceAllocation on (the default, and locked on
+    from v1.35), ``DynamicResources`` goes just before ``DefaultPreemption``, with weight 2 from
+    v1.36 (when it gained a Score extension) and no weight before; with NodeDeclaredFeatures on
+    (the default from v1.36), ``NodeDeclaredFeatures`` is appended.
+    """
+    gates = features if features is not None else FeatureGates()
+    cached = _DEFAULT_PLUGINS.get(gates)
+    if cached is not None:
+        return cached
+    enabled = list(DEFAULT_MULTI_POINT)
+    if gates.enabled("DynamicResourceAllocation"):
+        at = next(i for i, p in enumerate(enabled) if p.name == "DefaultPreemption")
+        weight = 2 if gates.at_least("1.36") else None
+        enabled.insert(at, PluginRef(name="DynamicResources", weight=weight))
+    if gates.enabled("NodeDeclaredFeatures"):
+        enabled.append(PluginRef(name="NodeDeclaredFeatures"))
+    plugins = Plugins(multi_point=PluginSet(enabled=enabled))
+    _DEFAULT_PLUGINS[gates] = plugins
+    return plugins
 
 
 def merge_plugin_set(defaults: PluginSet, custom: PluginSet) -> PluginSet:
@@ -142,17 +162,21 @@ def _client_connection(wire: WireClientConnection) -> ClientConnectionConfigurat
     )
 
 
-def _profile(wire: WireProfile, scheduler_name: str) -> Profile:
+def _profile(wire: WireProfile, scheduler_name: str, features: FeatureGates) -> Profile:
     return Profile(
         scheduler_name=scheduler_name,
         percentage_of_nodes_to_score=wire.percentage_of_nodes_to_score,
-        plugins=merge_plugins(default_plugins(), wire.plugins),
+        plugins=merge_plugins(default_plugins(features), wire.plugins),
         plugin_config=wire.plugin_config,
     )
 
 
-def set_defaults(wire: WireConfig) -> KubeSchedulerConfiguration:
-    """Apply upstream ``SetDefaults_KubeSchedulerConfiguration`` to a decoded document."""
+def set_defaults(
+    wire: WireConfig, features: FeatureGates | None = None
+) -> KubeSchedulerConfiguration:
+    """Apply upstream ``SetDefaults_KubeSchedulerConfiguration`` to a decoded document, with
+    the default plugins of ``features`` (the default gates when ``None``)."""
+    features = features if features is not None else FeatureGates()
     from schedframe.config._codec import WireProfile
 
     profiles = wire.profiles or (WireProfile(),)
@@ -177,9 +201,10 @@ def set_defaults(wire: WireConfig) -> KubeSchedulerConfiguration:
         pod_max_backoff_seconds=(
             10 if wire.pod_max_backoff_seconds is None else wire.pod_max_backoff_seconds
         ),
-        profiles=[_profile(p, p.scheduler_name or "") for p in profiles],
+        profiles=[_profile(p, p.scheduler_name or "", features) for p in profiles],
         extenders=wire.extenders,
         delay_cache_until_active=wire.delay_cache_until_active,
         enable_profiling=enable_profiling,
         enable_contention_profiling=contention,
+        feature_gates=features,
     )

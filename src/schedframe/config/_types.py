@@ -12,6 +12,8 @@ from typing import ClassVar, Final
 
 import attrs
 
+from schedframe.features import FeatureGates
+
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "ClientConnectionConfiguration",
@@ -258,6 +260,9 @@ class KubeSchedulerConfiguration:
         delay_cache_until_active: fill caches only once this instance leads.
         enable_profiling: serve profiling handlers.
         enable_contention_profiling: enable lock contention profiling.
+        feature_gates: the feature gates and emulated Kubernetes version (a schedframe
+            extension: upstream reads them from ``--feature-gates``/``--emulated-version``);
+            the default profile's plugins depend on them.
     """
 
     parallelism: int = 16
@@ -273,6 +278,7 @@ class KubeSchedulerConfiguration:
     delay_cache_until_active: bool = False
     enable_profiling: bool = True
     enable_contention_profiling: bool = True
+    feature_gates: FeatureGates = attrs.field(factory=FeatureGates)
 
     def profile(self, scheduler_name: str) -> Profile:
         """Return the profile named ``scheduler_name``.

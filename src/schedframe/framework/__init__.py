@@ -14,6 +14,8 @@ Plugin authors import from here, never from the private modules::
 
 from __future__ import annotations
 
+# The columns and verdicts live in the provisional fast-path contract,
+# :mod:`schedframe.framework.batch`; they are re-exported here as before.
 from schedframe.framework._columns import (
     EXACT_LIMIT,
     FILTER_CHECK,
@@ -56,6 +58,7 @@ from schedframe.framework._handle import (
     Handle,
     NodeInfoLister,
     Nominator,
+    ObjectLister,
     PluginsRunner,
     SharedLister,
     StorageLister,
@@ -63,7 +66,25 @@ from schedframe.framework._handle import (
     WaitingPod,
     WorkloadLister,
 )
-from schedframe.framework._status import Code, Status
+from schedframe.framework._sign import (
+    DYNAMIC_RESOURCES_SIGNER_NAME,
+    FEATURES_SIGNER_NAME,
+    HOST_PORTS_SIGNER_NAME,
+    IMAGE_NAMES_SIGNER_NAME,
+    INTER_POD_AFFINITY_SIGNER_NAME,
+    LABELS_SIGNER_NAME,
+    NODE_AFFINITY_SIGNER_NAME,
+    NODE_NAME_SIGNER_NAME,
+    NODE_SELECTOR_SIGNER_NAME,
+    POD_TOPOLOGY_SPREAD_SIGNER_NAME,
+    RESOURCES_SIGNER_NAME,
+    SCHEDULER_NAME_SIGNER_NAME,
+    TOLERATIONS_SIGNER_NAME,
+    VOLUMES_SIGNER_NAME,
+    SignFragment,
+    SignPlugin,
+)
+from schedframe.framework._status import Code, Status, StatusError
 from schedframe.framework._types import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
@@ -87,6 +108,20 @@ from schedframe.framework._types import (
 )
 
 __all__ = [
+    "DYNAMIC_RESOURCES_SIGNER_NAME",
+    "FEATURES_SIGNER_NAME",
+    "HOST_PORTS_SIGNER_NAME",
+    "IMAGE_NAMES_SIGNER_NAME",
+    "INTER_POD_AFFINITY_SIGNER_NAME",
+    "LABELS_SIGNER_NAME",
+    "NODE_AFFINITY_SIGNER_NAME",
+    "NODE_NAME_SIGNER_NAME",
+    "NODE_SELECTOR_SIGNER_NAME",
+    "POD_TOPOLOGY_SPREAD_SIGNER_NAME",
+    "RESOURCES_SIGNER_NAME",
+    "SCHEDULER_NAME_SIGNER_NAME",
+    "TOLERATIONS_SIGNER_NAME",
+    "VOLUMES_SIGNER_NAME",
     "EXACT_LIMIT",
     "FILTER_CHECK",
     "FILTER_PASS",
@@ -142,12 +177,16 @@ __all__ = [
     "ScoreExtensions",
     "ScorePlugin",
     "SharedLister",
+    "SignFragment",
+    "SignPlugin",
     "StateKey",
     "Status",
+    "StatusError",
     "StorageLister",
     "VolumeWriter",
     "WaitingPod",
     "WeightedAffinityTerm",
+    "ObjectLister",
     "WorkloadLister",
     "normalized_image_name",
 ]

@@ -46,6 +46,8 @@ class CycleState:
     Attributes:
         skip_filter_plugins: plugins whose PreFilter returned Skip; their Filter is not run.
         skip_score_plugins: plugins whose PreScore returned Skip; their Score is not run.
+        skip_pre_bind_plugins: plugins whose PreBindPreFlight returned Skip; their PreBind is
+            not run.
         pods_to_activate: pods (by uid) plugins want moved to the active queue when this
             attempt ends (upstream ``PodsToActivate``).
         record_plugin_metrics: whether per-plugin timings are sampled in this attempt.
@@ -59,6 +61,7 @@ class CycleState:
         "pods_to_activate",
         "record_plugin_metrics",
         "skip_filter_plugins",
+        "skip_pre_bind_plugins",
         "skip_score_plugins",
     )
 
@@ -66,6 +69,7 @@ class CycleState:
         self._data: dict[StateKey[object], object] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: set[str] = set()
         self.pods_to_activate: dict[str, Pod] = {}
         self.record_plugin_metrics = False
         self.durations: dict[str, float] = {}
@@ -123,6 +127,7 @@ class CycleState:
             data[key] = clone() if clone is not None else value
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         copy.pods_to_activate = self.pods_to_activate
         copy.record_plugin_metrics = self.record_plugin_metrics
         copy.durations = self.durations

@@ -76,9 +76,9 @@ class EventResource(enum.StrEnum):
     """The kind of object an event is about (upstream ``EventResource`` strings)."""
 
     POD = "Pod"
-    #: Scheduler-internal: a pod already bound to a node (upstream ``assignedPod``).
+    #: A pod already bound to a node (scheduler-internal; upstream ``assignedPod``).
     ASSIGNED_POD = "AssignedPod"
-    #: Scheduler-internal: a pod not bound yet (upstream ``unschedulablePod``).
+    #: A pod not bound yet (scheduler-internal; upstream ``unschedulablePod``).
     UNSCHEDULABLE_POD = "UnschedulablePod"
     NODE = "Node"
     PERSISTENT_VOLUME = "PersistentVolume"
@@ -112,9 +112,19 @@ QueueingHintFn = Callable[["Pod", object, object], QueueingHint]
 
 @attrs.frozen
 class ClusterEvent:
-    """A kind of change: ``ClusterEvent(EventResource.NODE, ActionType.ADD)``."""
+    """A kind of change: ``ClusterEvent(EventResource.NODE, ActionType.ADD)``.
 
-    resource: EventResource
+    ``resource`` is an :class:`EventResource`, or the name of any other kind the backend
+    watches (a declared custom kind, ``"PodGroup"``; upstream spells these
+    ``"podgroups.v1alpha1.scheduling.x-k8s.io"``): the scheduler raises
+    ``ClusterEvent("PodGroup", ActionType.ADD)`` when a PodGroup is created, ``UPDATE`` and
+    ``DELETE`` likewise, so a plugin registers it with a queueing hint as for a node event.
+
+    .. versionchanged:: 0.2
+       ``resource`` may name a custom kind.
+    """
+
+    resource: EventResource | str
     action_type: ActionType
     #: Replaces :meth:`label` for special events (``UnschedulableTimeout``, ``ForceActivate``).
     custom_label: str = ""
@@ -123,14 +133,21 @@ class ClusterEvent:
         """``NodeAdd``, ``AssignedPodDelete``, ... as upstream logs and metrics spell it."""
         if self.custom_label:
             return self.custom_label
-        return f"{self.resource.value}{self.action_type.label()}"
+        return f"{self.resource}{self.action_type.label()}"
 
     def is_wildcard(self) -> bool:
         """True for the event that matches every registration (``*``/All)."""
         return self.resource is EventResource.WILDCARD and self.action_type == ActionType.ALL
 
     def matches(self, incoming: ClusterEvent) -> bool:
-        """True when ``incoming`` is of interest to a plugin that registered this event."""
+        """True when ``incoming`` is of interest to a plugin that registered this event.
+
+        Upstream ``MatchClusterEvents``: the resources match, the actions share a bit, and the
+        incoming action is no wider than the registered one. An update that amounts to no
+        specific ``UpdatePodXYZ`` arrives as the general ``Update`` (upstream's former
+        ``updatePodOther``), so it reaches only plugins that registered the general
+        ``Update`` (or ``All``), not one that registered, say, ``UpdatePodToleration``.
+        """
         if self.resource is not EventResource.WILDCARD and self.resource != incoming.resource:
             # A registration for Pod also covers the scheduler-internal pod sub-resources.
             if not (
@@ -139,7 +156,8 @@ class ClusterEvent:
                 in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULABLE_POD)
             ):
                 return False
-        return bool(self.action_type & incoming.action_type)
+        action = incoming.action_type
+        return bool(self.action_type & action) and action <= self.action_type
 
 
 @attrs.frozen

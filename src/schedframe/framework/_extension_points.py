@@ -317,6 +317,10 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The raw score of ``node_info`` for ``pod``. Raise to fail the attempt with an error.
 
+        Raise :class:`StatusError` to fail with a given status: the attempt ends with
+        ``running Score plugins: plugin "<name>" failed with: <its message>``, as upstream's
+        ``(0, status)``; any other exception is reported with its own text.
+
         Without :class:`ScoreExtensions`, the returned score must already be in 0..100.
 
         .. versionadded:: 0.1
@@ -371,6 +375,12 @@ class PermitPlugin(Plugin, Protocol):
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
     """Work that must succeed before the binding, in the binding cycle (e.g. volumes).
+
+    A PreBind plugin may also define ``pre_bind_pre_flight(state, pod, node_name)``, run at
+    the start of the binding cycle (upstream ``PreBindPreFlight``, with
+    ``NominatedNodeNameForExpectation``): ``None`` when its PreBind will do work, ``SKIP`` when
+    it will not (its PreBind is then not run), ``ERROR`` to fail the binding. Without it the
+    plugin counts as doing work.
 
     Upstream: ``framework.PreBindPlugin``.
     """

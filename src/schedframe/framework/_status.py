@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["Code", "Status"]
+__all__ = ["Code", "Status", "StatusError"]
 
 
 class Code(enum.IntEnum):
@@ -24,13 +25,13 @@ class Code(enum.IntEnum):
     #: The pod does not fit now. PostFilter (preemption) may make room; the pod waits for a
     #: cluster event its rejecting plugins care about, then retries after backoff.
     UNSCHEDULABLE = 2
-    #: The pod does not fit and preemption on this node cannot help: the node is excluded from
+    #: The pod does not fit and preemption on this node cannot help; the node is excluded from
     #: preemption candidates. From PreFilter it stops the remaining PreFilter plugins at once.
     UNSCHEDULABLE_AND_UNRESOLVABLE = 3
-    #: Permit only: park the pod as a *waiting pod* until allowed, rejected or timed out.
+    #: From Permit only. Parks the pod as a *waiting pod* until allowed, rejected or timed out.
     WAIT = 4
-    #: PreFilter: skip this plugin's Filter (and PreFilterExtensions) for this cycle.
-    #: PreScore: skip this plugin's Score. Bind: let the next Bind plugin bind the pod.
+    #: From PreFilter, skip this plugin's Filter (and PreFilterExtensions) for this cycle;
+    #: from PreScore, skip this plugin's Score; from Bind, let the next Bind plugin bind the pod.
     SKIP = 5
     #: The attempt stops, waiting for something outside the scheduler; a matching queueing hint
     #: moves the pod straight back to the active queue, without backoff.
@@ -97,7 +98,19 @@ class Status:
 
     @classmethod
     def wait(cls, timeout: float) -> Status:
-        """A Permit verdict: make the pod wait up to ``timeout`` seconds (capped at 15 minutes)."""
+        """A Permit verdict: make the pod wait up to ``timeout`` seconds (capped at 15 minutes).
+
+        ``timeout`` must be a finite number of seconds, zero or more (zero: the pod is rejected
+        at once unless allowed in the same instant); anything else raises :class:`ValueError`,
+        which the framework reports as the plugin's error. A Status built directly with a bad
+        ``timeout`` is refused the same way when Permit returns it.
+        """
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise ValueError(f"Permit wait timeout must be a number of seconds, not {timeout!r}")
+        if not math.isfinite(timeout) or timeout < 0:
+            raise ValueError(
+                f"Permit wait timeout must be a finite number of seconds >= 0, not {timeout!r}"
+            )
         return cls(Code.WAIT, timeout=timeout)
 
     def with_plugin(self, plugin: str) -> Status:
@@ -201,3 +214,26 @@ class Status:
 def codes_of(statuses: Iterable[Status | None]) -> list[Code]:
     """The codes of ``statuses``, ``None`` read as success (handy in tests)."""
     return [Code.SUCCESS if s is None else s.code for s in statuses]
+
+
+class StatusError(Exception):
+    """Raised by a plugin method that returns a value (``score``) to fail with a Status.
+
+    Upstream's ``Score`` returns ``(int64, *Status)``; a schedframe ``score`` returns an
+    ``int``, so a plugin that must fail raises this instead, and the framework reports exactly
+    the status's message, as upstream does::
+
+        raise fw.StatusError(fw.Status(fw.Code.ERROR, f"node {name!r} has no zone label"))
+
+    gives ``running Score plugins: plugin "MyScore" failed with: node 'n1' has no zone label``.
+    Any other exception is reported with its own text (``str(exc)``). Raised from another
+    extension point, the status's message is used likewise.
+
+    .. versionadded:: 0.2
+    """
+
+    def __init__(self, status: Status) -> None:
+        if status.is_success():
+            raise ValueError("StatusError needs a non-success status")
+        super().__init__(status.message() or str(status.code))
+        self.status = status

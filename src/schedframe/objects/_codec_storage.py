@@ -12,6 +12,7 @@ from typing import Final
 from schedframe._evolve import evolve
 from schedframe.errors import DUPLICATE, FieldIssue
 from schedframe.objects import _codec as c
+from schedframe.objects import _fields
 from schedframe.objects._meta import NodeSelector, ObjectMeta
 from schedframe.objects._quantity import parse_quantity, resource_amount, resource_quantity
 from schedframe.objects._storage import (
@@ -93,6 +94,7 @@ def _persistent_volume(r: c._Reader, obj: c._Dict, base: str) -> PersistentVolum
     meta = _cluster_meta(r, obj, base)
     path = c._join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.PV_SPEC)
     capacity = r.resources(d, "capacity", path)
     if not capacity:
         r.required(c._join(path, "capacity"))
@@ -110,6 +112,7 @@ def _persistent_volume(r: c._Reader, obj: c._Dict, base: str) -> PersistentVolum
             r.forbidden(c._join(path, extra), "may not specify more than 1 volume type")
         s = r.map_(d, source, path) or {}
         spath = c._join(path, source)
+        r.known(s, spath, _fields.VOLUME_SOURCE_FIELDS[source])
         if source == "csi":
             csi_driver = r.text(s, "driver", spath)
             volume_handle = r.text(s, "volumeHandle", spath)
@@ -123,6 +126,7 @@ def _persistent_volume(r: c._Reader, obj: c._Dict, base: str) -> PersistentVolum
     ref = r.map_(d, "claimRef", path)
     if ref is not None:
         rpath = c._join(path, "claimRef")
+        r.known(ref, rpath, _fields.CLAIM_REF)
         claim_ref = ClaimReference(
             namespace=r.text(ref, "namespace", rpath),
             name=r.text(ref, "name", rpath),
@@ -147,6 +151,7 @@ def _persistent_volume(r: c._Reader, obj: c._Dict, base: str) -> PersistentVolum
     if source == "local" and affinity is None:
         r.required(c._join(path, "nodeAffinity"), "Local volume requires node affinity")
     status = r.map_(obj, "status", base) or {}
+    r.known(status, c._join(base, "status"), _fields.PV_STATUS)
     return PersistentVolume(
         metadata=meta,
         capacity=capacity.get(_STORAGE, 0),
@@ -171,8 +176,10 @@ def _persistent_volume_claim(r: c._Reader, obj: c._Dict, base: str) -> Persisten
     meta = _namespaced_meta(r, obj, base)
     path = c._join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.PVC_SPEC)
     modes = _access_modes(r, d, path, "at least 1 access mode is required")
     res = r.map_(d, "resources", path) or {}
+    r.known(res, c._join(path, "resources"), _fields.VOLUME_RESOURCES)
     requests = r.resources(res, "requests", c._join(path, "resources"))
     request = requests.get(_STORAGE)
     if request is None:
@@ -181,6 +188,7 @@ def _persistent_volume_claim(r: c._Reader, obj: c._Dict, base: str) -> Persisten
         r.invalid(f"{path}.resources[storage]", request, "must be greater than zero")
     status = r.map_(obj, "status", base) or {}
     spath = c._join(base, "status")
+    r.known(status, spath, _fields.PVC_STATUS)
     capacity = r.resources(status, "capacity", spath).get(_STORAGE)
     return PersistentVolumeClaim(
         metadata=meta,
@@ -203,12 +211,16 @@ def claim_template(r: c._Reader, d: c._Dict, path: str, namespace: str) -> Persi
     pvc = _persistent_volume_claim(
         r, {**d, "kind": "PersistentVolumeClaim", "metadata": given}, path
     )
+    # The copies were decoded (and checked for unknown fields) at the same paths.
+    r.known(d, path, tuple(str(k) for k in d))
+    r.known(meta, c._join(path, "metadata"), tuple(str(k) for k in meta))
     return evolve(pvc, metadata=evolve(pvc.metadata, uid=""))
 
 
 def _storage_class(r: c._Reader, obj: c._Dict, base: str) -> StorageClass:
     c._check_kind(r, obj, base, "StorageClass")
     meta = _cluster_meta(r, obj, base)
+    r.known(obj, base, _fields.STORAGE_CLASS)
     provisioner = r.text(obj, "provisioner", base)
     if not provisioner:
         r.required(c._join(base, "provisioner"))
@@ -275,6 +287,7 @@ def _csi_driver(r: c._Reader, obj: c._Dict, base: str) -> CSIDriver:
     meta = _cluster_meta(r, obj, base)
     path = c._join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.CSI_DRIVER_SPEC)
     attach = d.get("attachRequired")
     return CSIDriver(
         metadata=meta,
@@ -291,7 +304,7 @@ def _csi_storage_capacity(r: c._Reader, obj: c._Dict, base: str) -> CSIStorageCa
         r.required(c._join(base, "storageClassName"))
     amounts: dict[str, int] = {}
     for key in ("capacity", "maximumVolumeSize"):
-        value = obj.get(key)
+        value = r.get(obj, key, base)
         if value is None:
             continue
         where = c._join(base, key)
@@ -326,7 +339,9 @@ def _volume_attachment(r: c._Reader, obj: c._Dict, base: str) -> VolumeAttachmen
     if not node_name:
         r.required(c._join(path, "nodeName"))
     src = r.map_(d, "source", path) or {}
+    r.known(src, c._join(path, "source"), _fields.VOLUME_ATTACHMENT_SOURCE)
     status = r.map_(obj, "status", base) or {}
+    r.known(status, c._join(base, "status"), _fields.VOLUME_ATTACHMENT_STATUS)
     return VolumeAttachment(
         metadata=meta,
         attacher=attacher,

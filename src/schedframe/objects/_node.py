@@ -85,6 +85,8 @@ class NodeStatus:
     allocatable: ResourceList = attrs.field(factory=dict, hash=False)
     conditions: tuple[NodeCondition, ...] = ()
     images: tuple[ContainerImage, ...] = ()
+    #: ``status.declaredFeatures``: node features the kubelet declares (NodeDeclaredFeatures).
+    declared_features: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

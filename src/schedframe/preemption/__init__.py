@@ -20,9 +20,11 @@ an :class:`Evaluator`::
 When preemption succeeds the chosen :class:`Candidate` (node and victims) is in the cycle
 state under :data:`CHOSEN_CANDIDATE_KEY`, which the scheduler reads to report it.
 
-Victims are evicted synchronously through the Handle's binder; upstream does it
-asynchronously (``SchedulerAsyncPreemption``). See :mod:`schedframe.preemption._evaluator`
-for this and the other documented divergences.
+Victims are evicted through the Handle's binder off the scheduling cycle, as upstream with
+``SchedulerAsyncPreemption`` (``Evaluator(..., async_preemption=False)`` evicts them within
+PostFilter instead); while they go, :meth:`Evaluator.is_pod_running_preemption` holds for
+the preemptor, for a PreEnqueue plugin to gate it. See :mod:`schedframe.preemption._evaluator`
+for this and the documented divergences.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from schedframe.preemption._types import (
     PreemptionError,
     ScoreFunc,
     Victims,
+    VictimsInPlace,
 )
 from schedframe.preemption._util import (
     filter_pods_with_pdb_violation,
@@ -68,6 +71,7 @@ __all__ = [
     "PreemptPodFunc",
     "PreemptionError",
     "ScoreFunc",
+    "VictimsInPlace",
     "Victims",
     "filter_pods_with_pdb_violation",
     "get_earliest_pod_start_time",

@@ -6,12 +6,14 @@ Upstream: ``Evaluator`` in ``pkg/scheduler/framework/preemption/preemption.go`` 
 
 Documented divergences, none of them observable in what ends up in the cluster on our backends:
 
-* **Synchronous evictions.** Upstream (``SchedulerAsyncPreemption``) evicts victims in a
-  goroutine while DefaultPreemption's PreEnqueue holds the preemptor back. Here the victims are
-  evicted through ``handle.binder`` before :meth:`Evaluator.preempt` returns: the preemptor
-  still ends this attempt Unschedulable with its nominated node, the victims are gone (or
-  terminating) and carry the ``DisruptionTarget`` condition, and ``Preempted`` events are
-  recorded, exactly as after the goroutine finishes upstream.
+* **Asynchronous evictions** (``async_preemption=True``, upstream's
+  ``SchedulerAsyncPreemption``, on by default since v1.33): the victims are evicted by a task
+  the handle runs off the scheduling cycle (``handle.run_async``: the scheduler's workers, or,
+  in deterministic mode, right after the current cycle); meanwhile
+  :meth:`Evaluator.is_pod_running_preemption` is true for the preemptor, which
+  DefaultPreemption's PreEnqueue turns into a gate. A handle without ``run_async`` runs the
+  task at once. With ``async_preemption=False`` the victims are evicted before
+  :meth:`Evaluator.preempt` returns (upstream with the gate off).
 * **Serial dry run.** Candidates are searched node by node, as upstream does with
   ``parallelism: 1``; the search stops as soon as enough candidates are found. With a
   plugin's :class:`~schedframe.preemption.DryRun` shortcuts (DefaultPreemption: nodes where
@@ -23,16 +25,17 @@ Documented divergences, none of them observable in what ends up in the cluster o
   when candidates are found the returned statuses leave the passed-over nodes out.
 * **No re-read of the preemptor.** Upstream first re-reads the preemptor from the informer;
   the Handle has no pod lister, so the pod handed to PostFilter is used.
-* **No extenders.** Scheduler extenders are not modelled, so ``ProcessPreemption`` is not
-  called; candidates go straight to selection.
+* **Extender candidates in node-name order.** After ``ProcessPreemption`` upstream rebuilds
+  the candidate list from a map (random order); here it is sorted by node name.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from schedframe.errors import BackendError
 from schedframe.framework import (
@@ -48,6 +51,7 @@ from schedframe.framework import (
     PostFilterResult,
     Status,
 )
+from schedframe.framework.batch import DryRunPreparer, declares
 from schedframe.objects import PodCondition
 from schedframe.preemption._types import (
     CHOSEN_CANDIDATE_KEY,
@@ -56,6 +60,7 @@ from schedframe.preemption._types import (
     Interface,
     PreemptionError,
     Victims,
+    VictimsInPlace,
 )
 from schedframe.preemption._util import (
     get_lower_priority_nominated_pods,
@@ -86,8 +91,9 @@ MSG_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 MSG_NO_CANDIDATE: Final = "no candidate node for preemption"
 
 #: ``preempt_pod(candidate, preemptor, victim, plugin_name)``: evicts one victim; raises on
-#: failure (upstream's ``PreemptPod`` field, replaceable in tests).
-PreemptPodFunc = Callable[[Candidate, "Pod", "Pod", str], None]
+#: failure; returns True when the victim was preempted in the scheduler's memory only (a
+#: waiting pod), without a deletion (upstream's ``PreemptPod`` field, replaceable in tests).
+PreemptPodFunc = Callable[[Candidate, "Pod", "Pod", str], "bool | None"]
 
 
 class Evaluator:
@@ -98,18 +104,35 @@ class Evaluator:
             rejected in its name).
         handle: the plugin's Handle: snapshot, filters, binder, nominator, PDBs, clock, rng.
         interface: the plugin's policy (eligibility, victims per node, candidate count).
+        async_preemption: evict the victims off the scheduling cycle (upstream's
+            ``SchedulerAsyncPreemption`` gate, on by default); see
+            :meth:`prepare_candidate_async`.
 
     Attributes:
-        preempt_pod: evicts one victim; the default rejects a waiting (Permit) victim or
-            deletes it through the binder after adding the ``DisruptionTarget`` condition, then
-            records a ``Preempted`` event on it. Replace it to intercept evictions.
+        preempt_pod: evicts one victim; the default preempts a waiting (Permit) victim in
+            memory (``WaitingPod.preempt``: it goes back to the backoffQ) or else deletes it
+            through the binder after adding the ``DisruptionTarget`` condition, then records a
+            ``Preempted`` event on it. Replace it to intercept evictions.
     """
 
-    def __init__(self, plugin_name: str, handle: Handle, interface: Interface) -> None:
+    def __init__(
+        self,
+        plugin_name: str,
+        handle: Handle,
+        interface: Interface,
+        *,
+        async_preemption: bool = True,
+    ) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         self.interface = interface
+        self.async_preemption = async_preemption
         self.preempt_pod: PreemptPodFunc = self._preempt_pod
+        self._mu = threading.Lock()
+        # Preemptors whose victims are being evicted off the cycle (upstream ``preempting``).
+        self._preempting: set[str] = set()
+        # Preemptor uid -> (namespace, name) of its last victim, while that one is evicted.
+        self._last_victim_pending: dict[str, tuple[str, str]] = {}
 
     def now(self) -> datetime:
         """The scheduler's clock as an aware datetime (start time of pods not started yet)."""
@@ -123,7 +146,7 @@ class Evaluator:
         """Try to make room for ``pod``; the PostFilter answer (upstream ``Preempt``).
 
         Returns:
-            One of:
+            One of the following.
 
             * ``(None, Error)``: a transient failure; the nominated node is left as is.
             * ``(None, Unschedulable)``: the pod may not preempt now (e.g. its victims are
@@ -162,7 +185,10 @@ class Evaluator:
                 Status(Code.UNSCHEDULABLE, fit.message()),
             )
 
-        # 3) Extenders would filter candidates here (not modelled).
+        # 3) The extenders that support preemption may drop candidates or change victims.
+        candidates, status = self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
 
         # 4) Pick the best candidate.
         best = self.select_candidate(candidates)
@@ -171,15 +197,40 @@ class Evaluator:
         log.debug("preemption target for pod %s is node %s", pod.key, best.name)
 
         # 5) Evict the victims and clear lower-priority nominations on the node.
-        status = self.prepare_candidate(best, pod, self.plugin_name)
-        if status is not None and not status.is_success():
-            return None, status
+        if self.async_preemption:
+            self.prepare_candidate_async(best, pod, self.plugin_name)
+        else:
+            status = self.prepare_candidate(best, pod, self.plugin_name)
+            if status is not None and not status.is_success():
+                return None, status
 
         state[CHOSEN_CANDIDATE_KEY] = best
         return (
             PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE)),
             Status(Code.SUCCESS),
         )
+
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status | None]:
+        """Upstream ``callExtenders``: pass the candidates through the scheduler's extenders
+        (``ProcessPreemption``); the error Status of a failing non-ignorable one."""
+        extenders = self.handle.extenders
+        if not extenders:
+            return candidates, None
+        from schedframe.extender import call_extenders
+
+        lister = self.handle.snapshot_shared_lister().node_infos
+        victims = {c.name: (c.victims.pods, c.victims.num_pdb_violations) for c in candidates}
+        infos = {name: lister.get(name) for name in victims}
+        kept, status = call_extenders(extenders, pod, victims, infos)
+        if status is not None:
+            return [], status
+        # Upstream rebuilds the list from a map; node name order keeps runs reproducible.
+        return [
+            Candidate(name=name, victims=Victims(pods=pods, num_pdb_violations=violations))
+            for name, (pods, violations) in sorted(kept.items())
+        ], None
 
     # -- candidates ------------------------------------------------------------------------
 
@@ -206,8 +257,11 @@ class Evaluator:
             return [], NodeToStatus(), None
         pdbs = list(self.handle.pod_disruption_budgets())
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
-        prepare = getattr(self.interface, "prepare_dry_run", None)
-        plan: DryRun | None = prepare(state, pod, m) if prepare is not None else None
+        plan: DryRun | None = (
+            cast("DryRunPreparer", self.interface).prepare_dry_run(state, pod, m)
+            if self.handle.fast_paths and declares(self.interface, DryRunPreparer)
+            else None
+        )
         if plan is not None:
             found = self._dry_run(state, pod, potential, pdbs, offset, num_candidates, plan)
             if found[0]:
@@ -251,7 +305,11 @@ class Evaluator:
         errors: list[str] = []
         select_victims = (plan or self.interface).select_victims_on_node
         cannot_help = plan.cannot_help if plan is not None else None
-        in_place = getattr(plan, "victims_in_place", None) if plan is not None else None
+        in_place = (
+            cast("VictimsInPlace", plan).victims_in_place
+            if plan is not None and declares(plan, VictimsInPlace)
+            else None
+        )
         n = len(potential_nodes)
         for i in range(n):
             node_info = potential_nodes[(offset + i) % n]
@@ -320,11 +378,107 @@ class Evaluator:
                 log.error("cannot clear the nominatedNodeName of %s: %s", nominated.key, exc)
         return None
 
-    def _preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod, plugin_name: str) -> None:
+    def prepare_candidate_async(self, c: Candidate, pod: Pod, plugin_name: str) -> None:
+        """Evict the victims of ``c`` off the scheduling cycle (upstream
+        ``prepareCandidateAsync``).
+
+        Victims already terminating are skipped; with none left nothing happens. Otherwise
+        the preemptor is marked as preempting now, and a task (``handle.run_async``) clears
+        the nominated node of lower-priority pods nominated to ``c.name``, evicts every victim
+        but the last, then - if those all went - records the last one as pending and evicts
+        it, and finally unmarks the preemptor. If any step failed, the preemptor is activated
+        so it is not left in the unschedulable pool; so it is too when the last victim was
+        preempted in memory (a waiting pod), which sends no deletion event.
+        """
+        victims = [v for v in c.victims.pods if v.deletion_timestamp is None]
+        for skipped in c.victims.pods:
+            if skipped.deletion_timestamp is not None:
+                log.debug("victim %s is already being deleted", skipped.key)
+        if not victims:
+            return
+        uid = pod.uid
+        with self._mu:
+            self._preempting.add(uid)
+
+        def evict() -> None:
+            failed = False
+            try:
+                for nominated in get_lower_priority_nominated_pods(
+                    self.handle.nominator, pod, c.name
+                ):
+                    try:
+                        self.handle.binder.patch_pod_status(nominated, nominated_node_name="")
+                    except Exception as exc:
+                        log.error(
+                            "cannot clear the nominatedNodeName of %s: %s", nominated.key, exc
+                        )
+                        failed = True
+                preempt_last = True
+                for victim in victims[:-1]:
+                    try:
+                        self.preempt_pod(c, pod, victim, plugin_name)
+                    except Exception as exc:
+                        log.error(
+                            "async preemption of %s for %s failed: %s", victim.key, pod.key, exc
+                        )
+                        failed = True
+                        preempt_last = False
+                        break
+                if preempt_last:
+                    last = victims[-1]
+                    with self._mu:
+                        self._last_victim_pending[uid] = (last.namespace, last.name)
+                    try:
+                        if self.preempt_pod(c, pod, last, plugin_name):
+                            # Preempted in memory: no deletion event will requeue the preemptor.
+                            failed = True
+                    except Exception as exc:
+                        log.error(
+                            "async preemption of %s for %s failed: %s", last.key, pod.key, exc
+                        )
+                        failed = True
+            finally:
+                with self._mu:
+                    self._preempting.discard(uid)
+                    self._last_victim_pending.pop(uid, None)
+            if failed:
+                # The preemptor might otherwise wait in the pool for an event that never comes.
+                self.handle.activate([pod])
+
+        run_async: Callable[[Callable[[], None]], None] | None = getattr(
+            self.handle, "run_async", None
+        )
+        if run_async is None:
+            evict()
+        else:
+            run_async(evict)
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Whether the pod's victims are still being evicted (upstream
+        ``IsPodRunningPreemption``).
+
+        Once only the last victim is left, its eviction counts as done as soon as the pod
+        lister (``handle.get_pod``) shows it gone or terminating, so a deletion event that
+        reaches the queue before the task finishes does not find the preemptor still gated. A
+        handle without a pod lister reports the last victim as gone.
+        """
+        with self._mu:
+            if uid not in self._preempting:
+                return False
+            pending = self._last_victim_pending.get(uid)
+        if pending is None:
+            return True
+        get_pod: Callable[[str, str], Pod | None] | None = getattr(self.handle, "get_pod", None)
+        victim = get_pod(*pending) if get_pod is not None else None
+        return victim is not None and victim.deletion_timestamp is None
+
+    def _preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod, plugin_name: str) -> bool:
         waiting = self.handle.get_waiting_pod(victim.uid)
-        if waiting is not None:
-            waiting.reject(plugin_name, "preempted")
-            log.debug("preemptor %s rejected waiting pod %s", preemptor.key, victim.key)
+        in_memory = waiting is not None and waiting.preempt(plugin_name, "preempted")
+        note = f"Preempted by pod {preemptor.uid} on node {c.name}"
+        if in_memory:
+            log.debug("preemptor %s preempted waiting pod %s", preemptor.key, victim.key)
+            note += " (in kube-scheduler memory)."
         else:
             condition = PodCondition(
                 type=DISRUPTION_TARGET,
@@ -341,12 +495,8 @@ class Evaluator:
                 if exc.code != 404:
                     raise
                 log.debug("victim %s is already deleted", victim.key)
-                return
+                return False
         self.handle.event_recorder.eventf(
-            victim,
-            preemptor,
-            "Normal",
-            "Preempted",
-            "Preempting",
-            f"Preempted by pod {preemptor.uid} on node {c.name}",
+            victim, preemptor, "Normal", "Preempted", "Preempting", note
         )
+        return in_memory

@@ -1,7 +1,9 @@
 """The scheduling queue: which pod the scheduler tries next, and when a rejected pod comes back.
 
 Upstream: ``pkg/scheduler/backend/queue`` (``PriorityQueue``, the backoff and active queues, the
-nominator) with queueing hints and ``SchedulerPopFromBackoffQ`` enabled::
+nominator) with queueing hints and ``SchedulerPopFromBackoffQ`` enabled (each can be turned off:
+``queueing_hints=False``, ``pop_from_backoff_q=False``); the test seams are in
+:mod:`schedframe.testing.queue`::
 
     queue = SchedulingQueue(frameworks={"default-scheduler": fwk}, clock=clock)
     queue.add(pod)
@@ -36,6 +38,7 @@ from schedframe.queue._events import (
     node_scheduling_properties_change,
     pod_scheduling_properties_change,
 )
+from schedframe.queue._precheck import admission_check, pre_check_for_node
 from schedframe.queue._scheduling_queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -72,8 +75,10 @@ __all__ = [
     "QueueingHintMap",
     "QueueingStrategy",
     "SchedulingQueue",
+    "admission_check",
     "build_queueing_hint_map",
     "is_pod_updated",
     "node_scheduling_properties_change",
     "pod_scheduling_properties_change",
+    "pre_check_for_node",
 ]

@@ -50,10 +50,15 @@ class ActiveQueue:
         self._ids = itertools.count()
         self.scheduling_cycle = 0
 
-    def move_to_in_flight(self, qpi: QueuedPodInfo) -> bool:
-        """Count the attempt and mark the pod in flight; False if it already was (a bug)."""
+    def move_to_in_flight(self, qpi: QueuedPodInfo, track: bool = True) -> bool:
+        """Count the attempt and mark the pod in flight; False if it already was (a bug).
+
+        With ``track`` false (no queueing hints) only the attempt and the cycle are counted."""
         qpi.attempts += 1
         uid = qpi.pod.uid
+        if not track:
+            self.scheduling_cycle += 1
+            return True
         if uid in self._in_flight:
             return False
         entry = next(self._ids)

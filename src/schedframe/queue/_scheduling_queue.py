@@ -1,8 +1,14 @@
 """The scheduling queue: activeQ, backoffQ, unschedulable pool, in-flight pods and nominator.
 
 Upstream: ``pkg/scheduler/backend/queue/scheduling_queue.go`` (``PriorityQueue``) with queueing
-hints and ``SchedulerPopFromBackoffQ`` enabled, as in kube-scheduler 1.33+. Method docstrings
-name the upstream function each one ports.
+hints and ``SchedulerPopFromBackoffQ`` enabled, as in kube-scheduler 1.33+; both can be turned
+off (``queueing_hints=False``, ``pop_from_backoff_q=False``) as their gates can upstream.
+Method docstrings name the upstream function each one ports.
+
+Over 1,000 lines on purpose: upstream's ``PriorityQueue`` is one type whose methods all work
+under one lock on the same three sub-queues and the nominator, and each method's requeueing
+rules are read beside the others; the sub-queues themselves live in their own modules
+(``_active``, ``_backoff``, ``_heap``, ``_nominator``).
 """
 
 from __future__ import annotations
@@ -116,7 +122,10 @@ _READS: Final = frozenset(
         "in_flight_pods",
         "is_backing_off",
         "next_wakeup",
+        "next_leftover_flush",
         "nominated_node_name",
+        "nominated_generation",
+        "nominated_generations",
         "nominated_node_names",
         "nominated_pods_for_node",
         "nominated_pods_for_nodes",
@@ -151,8 +160,11 @@ class _Q(enum.Enum):
     UNSCHEDULABLE = "Unschedulable"
 
 
-def build_queueing_hint_map(fwk: Framework) -> QueueingHintMap:
+def build_queueing_hint_map(fwk: Framework, queueing_hints: bool = True) -> QueueingHintMap:
     """The hints of one profile by registered event (upstream ``buildQueueingHintMap``).
+
+    With ``queueing_hints`` false (upstream's ``SchedulerQueueingHints`` gate off) every hint
+    is dropped: each registered event always answers Queue.
 
     A plugin that registers no events is left out: only its own pod updates (or the leftover
     flush) requeue the pods it rejects. A plugin that registers ``Node/Add`` but not
@@ -172,7 +184,8 @@ def build_queueing_hint_map(fwk: Framework) -> QueueingHintMap:
                 node_taint_updated = node_taint_updated or bool(
                     event.action_type & ActionType.UPDATE_NODE_TAINT
                 )
-            hint_map.setdefault(event, []).append((plugin_name, registration.queueing_hint_fn))
+            hint_fn = registration.queueing_hint_fn if queueing_hints else None
+            hint_map.setdefault(event, []).append((plugin_name, hint_fn))
         if node_added and not node_taint_updated:
             taint = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT)
             hint_map.setdefault(taint, []).append((plugin_name, None))
@@ -227,6 +240,7 @@ class SchedulingQueue:
             DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
         ),
         pop_from_backoff_q: bool = True,
+        queueing_hints: bool = True,
     ) -> None:
         if not frameworks:
             raise ValueError("SchedulingQueue needs at least one framework (profile)")
@@ -236,6 +250,10 @@ class SchedulingQueue:
         self._less = first.queue_sort_less()
         sort_key = first.queue_sort_key()  # None: the heaps call ``less``
         self._pop_from_backoff_q = pop_from_backoff_q
+        self._queueing_hints = queueing_hints
+        # Without hints: the scheduling cycle at the last move request (upstream
+        # moveRequestCycle); a pod whose attempt started no later goes to the backoffQ.
+        self._move_request_cycle = -1
         self._max_in_unschedulable = pod_max_in_unschedulable_pods_duration
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -245,17 +263,25 @@ class SchedulingQueue:
             clock, pod_initial_backoff, pod_max_backoff, self._less, pop_from_backoff_q, sort_key
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
+        #: Told ``(pod, queue, event)`` each time a pod enters ``active``, ``backoff``,
+        #: ``unschedulable`` or ``gated`` (upstream's ``queue_incoming_pods_total`` points).
+        self.on_incoming: Callable[[Pod, str, str], None] | None = None
         # node -> the latest versions of the pods nominated to it, as last read; an entry is
         # dropped when the node's nominations change (the nominator reports it) or when a
         # @_changes method touches one of its pods.
         self._nominated_memo: dict[str, list[PodInfo]] = {}
+        # Bumped whenever a node's nominated pods (or their queued versions) change; each
+        # node keeps the value of its own last change.
+        self._nominated_generation = 0
+        self._node_generations: dict[str, int] = {}
         # uids whose queued entry the running @_changes method touched.
         self._touched_pods: list[str] = []
         self._nominator = Nominator(on_node_change=self._forget_node)
         self._interest: dict[ClusterEvent, bool] = {}
         self._matching: dict[tuple[str, ClusterEvent], list[tuple[str, QueueingHintFn | None]]] = {}
         self._hint_maps: dict[str, QueueingHintMap] = {
-            name: build_queueing_hint_map(fwk) for name, fwk in self._frameworks.items()
+            name: build_queueing_hint_map(fwk, queueing_hints)
+            for name, fwk in self._frameworks.items()
         }
         # plugin -> the events it registered, in any profile (upstream buildEventMap).
         self._plugin_events: dict[str, list[ClusterEvent]] = {}
@@ -273,6 +299,16 @@ class SchedulingQueue:
         """How many pods were popped so far (upstream ``SchedulingCycle``)."""
         with self._lock:
             return self._active.scheduling_cycle
+
+    @property
+    def queueing_hints(self) -> bool:
+        """Whether the plugins' queueing hints are used (upstream ``SchedulerQueueingHints``).
+
+        Off, every registered event answers Queue, no in-flight events are recorded, a failed
+        pod goes to the backoffQ only if a move request came during its attempt (else to the
+        pool), and an update of a pooled pod requeues it whenever ``is_pod_updated`` says so.
+        """
+        return self._queueing_hints
 
     @property
     def pod_initial_backoff(self) -> float:
@@ -314,13 +350,13 @@ class SchedulingQueue:
         where it is. A pod the queue does not know goes to the activeQ.
         """
         with self._lock:
-            if old is not None and not is_pod_updated(old, new):
+            if not self._queueing_hints or (old is not None and not is_pod_updated(old, new)):
                 events: list[ClusterEvent] = []
             else:
                 base = old if old is not None else new
                 events = pod_scheduling_properties_change(new, base)
 
-            if self._active.add_events_if_pod_in_flight(old, new, events):
+            if self._queueing_hints and self._active.add_events_if_pod_in_flight(old, new, events):
                 return
 
             if old is not None:
@@ -339,6 +375,9 @@ class SchedulingQueue:
             if qpi is not None:
                 set_pod(qpi, new)
                 self._nominator.update(old if old is not None else new, qpi.pod_info)
+                if not self._queueing_hints:
+                    self._update_pooled_without_hints(qpi, old, new)
+                    return
                 for event in events:
                     hint = self._is_pod_worth_requeuing(qpi, event, old, new)
                     queue = self._requeue_with_strategy(qpi, hint, event.label())
@@ -350,6 +389,20 @@ class SchedulingQueue:
             qpi = self._new_queued_pod_info(new)
             if self._move_to_active_q(qpi, EVENT_UNSCHEDULED_POD_UPDATE.label(), False):
                 self._cond.notify_all()
+
+    def _update_pooled_without_hints(self, qpi: QueuedPodInfo, old: Pod | None, new: Pod) -> None:
+        """The pool's pod was updated, hints off (upstream ``Update`` without queueing hints):
+        any change beyond the status sends it to the backoffQ (activeQ once its backoff is
+        over); otherwise it stays."""
+        if old is not None and not is_pod_updated(old, new):
+            return
+        label = EVENT_UNSCHEDULED_POD_UPDATE.label()
+        if self._backoff.is_backing_off(qpi):
+            if self._move_to_backoff_q(qpi, label) and self._pop_from_backoff_q:
+                self._cond.notify_all()
+            return
+        if self._move_to_active_q(qpi, label, False):
+            self._cond.notify_all()
 
     @_changes
     def delete(self, pod: Pod) -> None:
@@ -382,6 +435,7 @@ class SchedulingQueue:
                     activated = True
                     continue
                 self._active.add_events_if_pod_in_flight(None, pod, (EVENT_FORCE_ACTIVATE,))
+                self._move_request_cycle = self._active.scheduling_cycle
             if activated:
                 self._cond.notify_all()
 
@@ -405,7 +459,8 @@ class SchedulingQueue:
 
         The activeQ's head, or, when it is empty and ``pop_from_backoff_q`` is on, the head of
         the backoffQ (not of the error heap), whether its backoff is over or not. Increments
-        the scheduling cycle and the pod's ``attempts``.
+        the scheduling cycle and the pod's ``attempts``, and empties its
+        ``unschedulable_plugins`` and ``pending_plugins`` for the new attempt.
 
         Args:
             block: wait (in real time) until a pod arrives or the queue is closed.
@@ -435,7 +490,12 @@ class SchedulingQueue:
                     qpi = self._backoff.pop_backoff()
                     assert qpi is not None
                 self._touch(qpi.pod.uid)  # out of the queue: its nomination's version counts
-                if self._active.move_to_in_flight(qpi):
+                if self._active.move_to_in_flight(qpi, track=self._queueing_hints):
+                    # A new attempt: who rejected the last one no longer matters (upstream's
+                    # activeQ pop resets both sets), so an attempt ending in an error is not
+                    # taken for a rejection by the previous attempt's plugins.
+                    qpi.unschedulable_plugins.clear()
+                    qpi.pending_plugins.clear()
                     return qpi
                 # The same pod got queued while in flight (a bug upstream guards against too):
                 # discard this copy and pop the next one.
@@ -443,7 +503,8 @@ class SchedulingQueue:
 
     @_changes
     def done(self, uid: str) -> None:
-        """The pod popped earlier left its scheduling cycle (upstream ``Done``)."""
+        """The pod popped earlier left its scheduling cycle (upstream ``Done``; nothing to do
+        without hints, where no pod is tracked in flight)."""
         with self._lock:
             self._active.done(uid)
 
@@ -463,14 +524,13 @@ class SchedulingQueue:
         Raises:
             QueueError: the pod is already in the pool, the activeQ or the backoffQ.
         """
-        del scheduling_cycle  # used only by the queue without hints upstream
         with self._lock:
             try:
-                self._add_unschedulable(qpi)
+                self._add_unschedulable(qpi, scheduling_cycle)
             finally:
                 self._active.done(qpi.pod.uid)
 
-    def _add_unschedulable(self, qpi: QueuedPodInfo) -> None:
+    def _add_unschedulable(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
         pod = qpi.pod
         uid = pod.uid
         if uid in self._unschedulable:
@@ -487,6 +547,9 @@ class SchedulingQueue:
         qpi.timestamp = self._clock.now()
         qpi.backoff_expiration = None
 
+        if not self._queueing_hints:
+            self._add_unschedulable_without_hints(qpi, scheduling_cycle)
+            return
         hint = self._determine_hint_for_in_flight_pod(qpi)
         queue = self._requeue_with_strategy(qpi, hint, SCHEDULE_ATTEMPT_FAILURE)
         log.debug(
@@ -498,6 +561,19 @@ class SchedulingQueue:
         )
         if queue is _Q.ACTIVE or (self._pop_from_backoff_q and queue is _Q.BACKOFF):
             self._cond.notify_all()
+
+    def _add_unschedulable_without_hints(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
+        """Upstream ``addUnschedulableWithoutQueueingHint``: to the backoffQ when a move request
+        came at or after ``scheduling_cycle`` or no plugin rejected the pod, else to the pool."""
+        if self._move_request_cycle >= scheduling_cycle or (
+            not qpi.unschedulable_plugins and not qpi.pending_plugins
+        ):
+            if self._move_to_backoff_q(qpi, SCHEDULE_ATTEMPT_FAILURE) and self._pop_from_backoff_q:
+                self._cond.notify_all()
+            return
+        self._touch(qpi.pod.uid)
+        self._unschedulable[qpi.pod.uid] = qpi
+        self._incoming(qpi, "unschedulable", SCHEDULE_ATTEMPT_FAILURE)
 
     def _determine_hint_for_in_flight_pod(self, qpi: QueuedPodInfo) -> QueueingStrategy:
         """Replay the in-flight events (upstream ``determineSchedulingHintForInFlightPod``)."""
@@ -661,7 +737,9 @@ class SchedulingQueue:
             queue = self._requeue_with_strategy(qpi, hint, event.label())
             if queue is _Q.ACTIVE or (self._pop_from_backoff_q and queue is _Q.BACKOFF):
                 activated = True
-        self._active.add_event_if_any_in_flight(old_obj, new_obj, event)
+        self._move_request_cycle = self._active.scheduling_cycle
+        if self._queueing_hints:
+            self._active.add_event_if_any_in_flight(old_obj, new_obj, event)
         if activated:
             self._cond.notify_all()
 
@@ -830,6 +908,7 @@ class SchedulingQueue:
             if uid in self._active.heap or uid in self._backoff or uid in self._unschedulable:
                 return False
             self._unschedulable[uid] = qpi
+            self._incoming(qpi, "gated", event)
             log.debug("pod %s is gated by %s (%s)", qpi.pod.key, qpi.gating_plugin, event)
             return False
         if qpi.initial_attempt_timestamp is None:
@@ -837,6 +916,7 @@ class SchedulingQueue:
         self._unschedulable.pop(uid, None)
         self._backoff.delete(uid)
         self._active.heap.add_or_update(qpi)
+        self._incoming(qpi, "active", event)
         if event in (EVENT_UNSCHEDULED_POD_ADD.label(), EVENT_UNSCHEDULED_POD_UPDATE.label()):
             self._nominator.add(qpi.pod_info, None)
         return True
@@ -849,10 +929,19 @@ class SchedulingQueue:
             self._run_pre_enqueue_plugins(qpi)
             if qpi.gated:
                 self._unschedulable.setdefault(qpi.pod.uid, qpi)
+                self._incoming(qpi, "gated", event)
                 return False
         self._unschedulable.pop(qpi.pod.uid, None)
         self._backoff.add(qpi)
+        self._incoming(qpi, "backoff", event)
         return True
+
+    def _incoming(self, qpi: QueuedPodInfo, queue: str, event: str) -> None:
+        if self.on_incoming is not None:
+            try:
+                self.on_incoming(qpi.pod, queue, event)
+            except Exception:
+                log.exception("queue incoming-pod callback failed")
 
     def _requeue_with_strategy(
         self, qpi: QueuedPodInfo, strategy: QueueingStrategy, event: str
@@ -861,6 +950,7 @@ class SchedulingQueue:
         self._touch(qpi.pod.uid)
         if strategy is QueueingStrategy.QUEUE_SKIP:
             self._unschedulable[qpi.pod.uid] = qpi
+            self._incoming(qpi, "unschedulable", event)
             return _Q.UNSCHEDULABLE
         if strategy is QueueingStrategy.QUEUE_AFTER_BACKOFF and self._backoff.is_backing_off(qpi):
             return _Q.BACKOFF if self._move_to_backoff_q(qpi, event) else _Q.UNSCHEDULABLE
@@ -912,6 +1002,21 @@ class SchedulingQueue:
             infos = self._nominator.pods_on(node_name)
             return [*map(self._latest_version(), infos)] if infos else []
 
+    def nominated_generation(self) -> int:
+        """A number that changes whenever the pods nominated to any node, or the queued
+        version of one of them, change: what is derived from the nominated pods holds while
+        it stays the same."""
+        with self._lock:
+            return self._nominated_generation
+
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        """Per node, the :meth:`nominated_generation` of the last change of the pods
+        nominated to it (0 if none yet): what is derived from one node's nominated pods holds
+        while its number stays the same."""
+        with self._lock:
+            get = self._node_generations.get
+            return {name: get(name, 0) for name in node_names}
+
     def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
         """:meth:`nominated_pods_for_node` of each node, under one lock (nodes without
         nominated pods are left out).
@@ -952,11 +1057,17 @@ class SchedulingQueue:
             node_name = node_of(uid)
             if node_name is not None:
                 memo.pop(node_name, None)
+                self._nominated_changed(node_name)
         self._touched_pods.clear()
+
+    def _nominated_changed(self, node_name: str) -> None:
+        self._nominated_generation += 1
+        self._node_generations[node_name] = self._nominated_generation
 
     def _forget_node(self, node_name: str) -> None:
         """The nominator's report: the pods nominated to ``node_name`` changed."""
         self._nominated_memo.pop(node_name, None)
+        self._nominated_changed(node_name)
 
     def _latest_version(self) -> Callable[[PodInfo], PodInfo]:
         # Each pod as the queue holds it now (activeQ, unschedulable pool or backoffQ), or as
@@ -1054,6 +1165,15 @@ class SchedulingQueue:
         or ``None`` when the backoffQ is empty (for the virtual-time driver)."""
         with self._lock:
             return self._backoff.next_completion()
+
+    def next_leftover_flush(self) -> float | None:
+        """The earliest clock time from which :meth:`flush_unschedulable_pods_leftover` may move
+        a pool pod, or ``None`` when the pool is empty (for the virtual-time driver)."""
+        with self._lock:
+            if not self._unschedulable:
+                return None
+            oldest = min(qpi.timestamp for qpi in self._unschedulable.values())
+            return oldest + self._max_in_unschedulable
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
         """Whether ``qpi`` would still be waiting out its backoff now."""

@@ -1,6 +1,7 @@
 """Where plugins come from: entry points in group ``schedframe.plugins``, plus in-process additions.
 
-Discovery reads installed distributions' metadata only; a plugin's module is imported the first
+Discovery reads installed distributions' metadata only, through :mod:`importlib.metadata` (the
+``importlib_metadata`` backport before Python 3.12); a plugin's module is imported the first
 time a profile enables it (or :meth:`Registry.load` is called). The scan is done once per process
 and ``sys.path`` state (see :meth:`Registry.discover`). Upstream: ``runtime.Registry`` (a name ->
 factory map, merged from in-tree and out-of-tree registries; a clash is an error).
@@ -8,10 +9,7 @@ factory map, merged from in-tree and out-of-tree registries; a clash is an error
 
 from __future__ import annotations
 
-import importlib
-import importlib.machinery
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -75,58 +73,32 @@ def _path_state() -> tuple[tuple[str, int | None], ...]:
 
 
 def _scan(group: str) -> tuple[tuple[PluginSource, Any], ...]:
-    """Every entry point in ``group`` with its source, the same distribution seen twice dropped."""
+    """Every entry point in ``group`` with the distribution that declares it.
+
+    ``entry_points(group=...)`` of :mod:`importlib.metadata` (its backport,
+    ``importlib_metadata``, before Python 3.12): each distribution counted where it is first
+    found on ``sys.path``. Each distribution's name and version are read once.
+    """
+    library = _metadata_library()
+    try:
+        points = library.entry_points(group=group)
+    except (TypeError, ValueError) as exc:  # the library's errors for an unreadable file
+        raise _unreadable_entry_points(library, exc) from exc
     found: list[tuple[PluginSource, Any]] = []
-    seen: set[tuple[str, str]] = set()
     dists: dict[int, tuple[str | None, str | None]] = {}
-    for ep in _entry_points(group):
-        if (ep.name, ep.value) in seen:
-            continue  # the same distribution seen twice on sys.path
-        seen.add((ep.name, ep.value))
+    for ep in points:
         dist = getattr(ep, "dist", None)
         if dist is None:
             name = version = None
         else:
             known = dists.get(id(dist))
             if known is None:
-                known = dists[id(dist)] = _name_and_version(dist)
+                known = dists[id(dist)] = (dist.name, dist.version)
             name, version = known
         found.append(
             (PluginSource(name=ep.name, value=ep.value, distribution=name, version=version), ep)
         )
     return tuple(found)
-
-
-def _entry_points(group: str) -> list[Any]:
-    """``entry_points(group=group)``: the group's entry points of every distribution on
-    ``sys.path``, a distribution installed twice counted where it is found first.
-
-    ``entry_points()`` parses every distribution's ``entry_points.txt`` (a hundred and more in
-    a typical environment) before selecting the group; here a file that does not mention the
-    group is passed over unparsed, which makes the scan several times faster.
-    """
-    plain = _read_metadata_directories(group)
-    if plain is not None:
-        return plain
-    found: list[Any] = []
-    seen: set[object] = set()
-    for dist in _metadata_library().distributions():
-        # The key entry_points() tells distributions apart by (the normalised name).
-        key = getattr(dist, "_normalized_name", None) or dist.metadata["Name"]
-        if key in seen:
-            continue
-        seen.add(key)
-        text = dist.read_text("entry_points.txt")
-        if text and group in text:
-            try:
-                found.extend(dist.entry_points.select(group=group))
-            except (TypeError, ValueError) as exc:  # the library's errors for a bad line
-                where = getattr(dist, "_path", None) or key
-                raise PluginError(
-                    f"cannot read the entry points of {where}: {type(exc).__name__}: {exc}; "
-                    "reinstall or remove the distribution"
-                ) from exc
-    return found
 
 
 def _metadata_library() -> Any:
@@ -138,173 +110,39 @@ def _metadata_library() -> Any:
     return library
 
 
-#: How an entry point's value reads (the packaging spec's ``module:attr [extras]``).
-_REFERENCE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
-_SEPARATORS = re.compile(r"[-_.]+")
-#: The finder importlib-metadata installs in place of the standard library's path finder when it
-#: is imported: its distributions too are exactly the metadata directories in the ``sys.path``
-#: directories.
-_BACKPORT_FINDER: Final = ("importlib_metadata", "MetadataPathFinder")
+def _unreadable_entry_points(library: Any, exc: Exception) -> PluginError:
+    """The error for an ``entry_points.txt`` the library cannot read, naming the file.
 
-
-class _MetadataDirectory:
-    """A ``*.dist-info``/``*.egg-info`` directory: what :func:`_scan` reads of a distribution."""
-
-    __slots__ = ("path",)
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def read_text(self, filename: str) -> str | None:
-        try:
-            with open(os.path.join(self.path, filename), encoding="utf-8") as file:
-                return file.read()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-            return None
-
-    def _parsed(self) -> Any:
-        import pathlib
-
-        return _metadata_library().PathDistribution(pathlib.Path(self.path))
-
-    @property
-    def name(self) -> str:
-        """The ``Name`` field, by the full metadata parser (the header scan found none)."""
-        return str(self._parsed().name)
-
-    @property
-    def version(self) -> str:
-        return str(self._parsed().version)
-
-
-class _EntryPoint:
-    """One entry point read from a metadata directory; :meth:`load` as importlib-metadata's."""
-
-    __slots__ = ("dist", "group", "name", "value")
-
-    def __init__(self, name: str, value: str, group: str, dist: _MetadataDirectory) -> None:
-        self.name = name
-        self.value = value
-        self.group = group
-        self.dist = dist
-
-    def load(self) -> Any:
-        """The module the value names, or the attribute path in it after the colon."""
-        match = _REFERENCE.match(self.value)
-        if match is None:
-            raise ValueError(f"{self.value!r} is not a valid entry point reference")
-        target: Any = importlib.import_module(match.group("module"))
-        for part in filter(None, (match.group("attr") or "").split(".")):
-            target = getattr(target, part)
-        return target
-
-
-def _read_metadata_directories(group: str) -> list[Any] | None:
-    """What :func:`_entry_points` returns, read straight from the metadata directories in the
-    ``sys.path`` directories, without importing importlib-metadata (a tenth of the work from
-    interpreter start to a first framework); ``None`` where that library must search instead.
-
-    The search is the library's: each ``sys.path`` entry in order, in each the children named
-    ``*.dist-info``/``*.egg-info`` grouped by normalised name in listing order, the first
-    distribution of a name shadowing later ones. Anything else that can supply distributions
-    (a zip archive or ``.egg`` on ``sys.path``, a meta-path finder of another kind, a name the
-    library would read from the metadata) is left to the library, so both ways give the same
-    result. An ``entry_points.txt`` that mentions the group and that the library cannot read
-    either is a :class:`PluginError` both ways.
+    ``entry_points()`` reads every distribution's file, and its own error (a ``TypeError`` from
+    deep inside its parser) names none; on this error path only, each distribution is read
+    again on its own to find the culprit and the first line that is not ``name = value``.
     """
-    for finder in sys.meta_path:
-        if getattr(finder, "find_distributions", None) is None:
-            continue
-        if finder is importlib.machinery.PathFinder:
-            continue
-        kind = type(finder)
-        if (kind.__module__, kind.__qualname__) != _BACKPORT_FINDER:
-            return None
-    found: list[Any] = []
-    seen: set[str] = set()
-    for entry in sys.path:
-        if not isinstance(entry, str) or entry.lower().endswith(".egg"):
-            return None
+    for dist in library.distributions():
         try:
-            children = os.listdir(entry or ".")
-        except NotADirectoryError:
-            return None  # a zip archive: its metadata is read from the archive
-        except OSError:
-            continue  # missing or unreadable: the library finds nothing there either
-        # The library lists an entry's distributions grouped by name, in the order each name
-        # first appears; of a name, only the first counts (on this entry or an earlier one).
-        first_of_name: dict[str, str] = {}
-        for child in children:
-            low = child.lower()
-            if low.endswith((".dist-info", ".egg-info")):
-                if not child.endswith((".dist-info", ".egg-info")):
-                    return None  # the library names it from its metadata, not its stem
-                key = _SEPARATORS.sub("_", low.rpartition(".")[0].partition("-")[0])
-                first_of_name.setdefault(key, child)
-        for key, child in first_of_name.items():
-            if key in seen:
+            dist.entry_points  # noqa: B018 - parsing is the point
+        except (TypeError, ValueError):
+            pass
+        else:
+            continue
+        base = getattr(dist, "_path", None)
+        where = str(base / "entry_points.txt") if base is not None else dist.name
+        section = None
+        for number, raw in enumerate((dist.read_text("entry_points.txt") or "").splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):  # the library reads no other comments
                 continue
-            seen.add(key)
-            dist = _MetadataDirectory(os.path.join(entry, child))
-            text = dist.read_text("entry_points.txt")
-            if text and group in text:
-                found.extend(_group_entries(text, group, dist))
-    return found
-
-
-def _group_entries(text: str, group: str, dist: _MetadataDirectory) -> list[_EntryPoint]:
-    """The ``group`` section's entries of one ``entry_points.txt``.
-
-    Raises:
-        PluginError: a line in a section is not ``name = value`` (importlib-metadata cannot
-            read the file either); the message names the file, the line and its text.
-    """
-    section = None
-    points = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            section = line.strip("[]")
-            continue
-        if section is None:
-            continue
-        name, sep, value = line.partition("=")
-        if not sep:
-            where = os.path.join(dist.path, "entry_points.txt")
-            raise PluginError(
-                f"cannot read the entry points in {where}: line {number} ({line!r}) is not "
-                "'name = value'; reinstall or remove the distribution"
-            )
-        if section == group:
-            points.append(_EntryPoint(name.strip(), value.strip(), group, dist))
-    return points
-
-
-def _name_and_version(dist: Any) -> tuple[str | None, str | None]:
-    """``Name`` and ``Version`` from the metadata's header block.
-
-    ``dist.name``/``dist.version`` parse the whole file with :mod:`email` on every access;
-    importing and running that parser was most of a scan. Both fields are single-line
-    headers (core metadata spec), so a line scan finds them; anything unexpected falls back
-    to the full parser.
-    """
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    name = version = None
-    for line in text.splitlines():
-        if not line:
-            break  # the end of the headers
-        key, sep, value = line.partition(":")
-        if not sep:
-            continue
-        if key == "Name" and name is None:
-            name = value.strip()
-        elif key == "Version" and version is None:
-            version = value.strip()
-        if name is not None and version is not None:
-            return name, version
-    return dist.name, dist.version
+            if line.startswith("[") and line.endswith("]"):
+                section = line
+            elif section is not None and "=" not in line:
+                return PluginError(
+                    f"cannot read the entry points in {where}: line {number} ({line!r}) is "
+                    "not 'name = value'; reinstall or remove the distribution"
+                )
+        return PluginError(
+            f"cannot read the entry points in {where}: {type(exc).__name__}: {exc}; "
+            "reinstall or remove the distribution"
+        )
+    return PluginError(f"cannot read the installed entry points: {type(exc).__name__}: {exc}")
 
 
 class Registry:
@@ -327,12 +165,12 @@ class Registry:
     def discover(cls, group: str = ENTRY_POINT_GROUP, *, refresh: bool = False) -> Registry:
         """A new registry of every installed plugin in ``group``; imports no plugin module.
 
-        The entry-point scan (a millisecond or two reading the metadata directories; tens of
-        milliseconds where importlib-metadata must search) is cached per process: it is
+        The entry-point scan (``importlib.metadata.entry_points``, tens of milliseconds in a
+        typical environment) is cached per process: it is
         repeated only when ``sys.path`` changed, one of its directories' mtime changed (a
         distribution was installed or removed there), or ``refresh`` is true. Pass
-        ``refresh=True`` after a change the mtimes do not show, such as an entry point edited in place in an existing
-        ``*.dist-info``/``*.egg-info``. Each call returns a new, independent registry.
+        ``refresh=True`` after a change the mtimes do not show, such as an entry point edited
+        in place in an existing ``*.dist-info``/``*.egg-info``. Each call returns a new, independent registry.
         """
         state = _path_state()
         scan = _scans.get(group)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -23,6 +24,7 @@ from schedframe.objects import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
+    CustomObject,
     Namespace,
     Node,
     PersistentVolume,
@@ -35,6 +37,7 @@ from schedframe.objects import (
 from schedframe.runtime import ClusterView
 
 if TYPE_CHECKING:
+    from schedframe.hooks._observers import Observers
     from schedframe.runtime import Framework
     from schedframe.scheduler._protocols import CacheLike, QueueLike, WatchEventLike
 
@@ -85,6 +88,30 @@ _STORAGE_RESOURCE: Final[dict[type, EventResource]] = {
 # --------------------------------------------------------------------------------------------
 
 
+_ACTIONS: Final = {
+    "ADDED": ActionType.ADD,
+    "MODIFIED": ActionType.UPDATE,
+    "DELETED": ActionType.DELETE,
+}
+
+
+def _event_label(event_type: str, obj: object) -> str:
+    """Upstream's event label for metrics (``NodeAdd``, ``AssignedPodUpdate``,
+    ``UnschedulablePodDelete``); empty for kinds upstream does not time."""
+    action = _ACTIONS.get(event_type)
+    if action is None:
+        return ""
+    if isinstance(obj, Pod):
+        resource = (
+            EventResource.ASSIGNED_POD if obj.spec.node_name else EventResource.UNSCHEDULABLE_POD
+        )
+    elif isinstance(obj, Node):
+        resource = EventResource.NODE
+    else:
+        return ""
+    return ClusterEvent(resource, action).label()
+
+
 def _pod_scale_down(new: Pod, old: Pod) -> bool:
     new_requests = new.requests
     for name, old_amount in old.requests.items():
@@ -123,8 +150,8 @@ def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent
     """The ``UpdateNodeXYZ`` events of a node update (upstream ``NodeSchedulingPropertiesChange``).
 
     In upstream order: ``spec.unschedulable`` turned off (reported as ``UpdateNodeTaint``),
-    allocatable, labels, taints, condition statuses, annotations. An update that changes none
-    of them yields no event.
+    allocatable, labels, taints, condition statuses, annotations, declared features. An update
+    that changes none of them yields no event.
     """
     actions: list[ActionType] = []
     if new.spec.unschedulable != old.spec.unschedulable and not new.spec.unschedulable:
@@ -139,6 +166,8 @@ def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent
         actions.append(ActionType.UPDATE_NODE_CONDITION)
     if new.metadata.annotations != old.metadata.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    if new.status.declared_features != old.status.declared_features:
+        actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(EventResource.NODE, a) for a in actions]
 
 
@@ -195,9 +224,10 @@ class PodStore:
 class LiveClusterView(ClusterView):
     """Namespaces and PodDisruptionBudgets as the backend's watch reports them."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind_watcher: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self._lock = threading.Lock()
+        self._kind_watcher = kind_watcher
         self._pdb_by_key: dict[str, PodDisruptionBudget] = {}
 
     def set_namespace(self, ns: Namespace) -> None:
@@ -213,6 +243,11 @@ class LiveClusterView(ClusterView):
         with self._lock:
             self._pdb_by_key[key] = pdb
             self._pdbs = list(self._pdb_by_key.values())
+
+    def on_lister_requested(self, kind: str) -> None:
+        """A plugin asked for ``kind``'s lister: a backend that watches kinds on demand starts."""
+        if self._kind_watcher is not None:
+            self._kind_watcher(kind)
 
     def delete_pdb(self, pdb: PodDisruptionBudget) -> None:
         key = f"{pdb.metadata.namespace}/{pdb.metadata.name}"
@@ -250,14 +285,26 @@ class EventHandlers:
         self.cluster = cluster
         self.pods = pods
 
+    #: Observer hooks told how long each event took (``schedframe_event_handled``).
+    observers: Observers | None = None
+
     def __call__(self, event: WatchEventLike) -> None:
+        started = time.perf_counter()
         try:
             self.dispatch(event.type, event.obj, event.old)
         except Exception:
             log.exception("handling %s event for %r failed", event.type, event.obj)
+        if self.observers is not None:
+            label = _event_label(event.type, event.obj)
+            if label:
+                self.observers.event_handled(event=label, seconds=time.perf_counter() - started)
 
     def dispatch(self, event_type: str, obj: object, old: object | None) -> None:
         """Route one event by object kind and type (``ADDED``/``MODIFIED``/``DELETED``)."""
+        if event_type == "DELETED":
+            self.cluster.objects.delete(obj)
+        else:
+            self.cluster.objects.set(obj)
         if isinstance(obj, Pod):
             if event_type == "ADDED":
                 self.add_pod(obj)
@@ -288,6 +335,8 @@ class EventHandlers:
             pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
         elif event_type != "DELETED" and self.cluster.workloads.set(obj):
             pass
+        elif isinstance(obj, CustomObject):
+            self.custom_object_event(event_type, obj, old)
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
 
@@ -308,6 +357,22 @@ class EventHandlers:
         event = ClusterEvent(resource, action)
         self.queue.move_all_to_active_or_backoff_queue(event, old_obj, new_obj, None)
 
+    def custom_object_event(self, event_type: str, obj: CustomObject, old: object | None) -> None:
+        """A custom object changed: requeue the pods whose plugins registered the kind (the
+        event is ``ClusterEvent(kind, ADD|UPDATE|DELETE)``)."""
+        if event_type == "ADDED":
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.ADD), None, obj
+            )
+        elif event_type == "DELETED":
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.DELETE), obj, None
+            )
+        else:
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.UPDATE), old, obj
+            )
+
     def initial_sync(self, objects: Iterable[tuple[str, object]]) -> None:
         """Replay ``(kind, object)`` pairs as ADDED events (a list-then-watch start)."""
         for _, obj in objects:
@@ -322,13 +387,30 @@ class EventHandlers:
     def add_node(self, node: Node) -> None:
         """Upstream ``addNodeToCache``."""
         self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node, None)
+        pre_check = self._pre_check_for_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node, pre_check)
 
     def update_node(self, old: Node, new: Node) -> None:
         """Upstream ``updateNodeInCache``: one queue move per scheduling-relevant change."""
         self.cache.update_node(old, new)
-        for event in node_scheduling_properties_change(new, old):
-            self.queue.move_all_to_active_or_backoff_queue(event, old, new, None)
+        events = node_scheduling_properties_change(new, old)
+        pre_check = self._pre_check_for_node(new) if events else None
+        for event in events:
+            self.queue.move_all_to_active_or_backoff_queue(event, old, new, pre_check)
+
+    def _pre_check_for_node(self, node: Node) -> Callable[[Pod], bool] | None:
+        """Upstream ``preCheckForNode``: none with queueing hints; without them, only the pods
+        the node could admit are moved (``schedframe.queue.pre_check_for_node``)."""
+        if getattr(self.queue, "queueing_hints", True):
+            return None
+        from schedframe.framework import NodeInfo
+        from schedframe.queue import pre_check_for_node
+
+        get_node_info = getattr(self.cache, "get_node_info", None)
+        node_info = get_node_info(node.metadata.name) if get_node_info is not None else None
+        if node_info is None:
+            node_info = NodeInfo(node)
+        return pre_check_for_node(node_info)
 
     def delete_node(self, node: Node) -> None:
         """Upstream ``deleteNodeFromCache``."""

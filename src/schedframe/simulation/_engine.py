@@ -28,6 +28,7 @@ from schedframe.objects import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
+    CustomObject,
     Namespace,
     Node,
     PersistentVolume,
@@ -44,7 +45,7 @@ from schedframe.objects import (
 )
 from schedframe.scheduler import Scheduler, VirtualClock
 from schedframe.simulation._controllers import daemon_set_pods
-from schedframe.simulation._workload import Arrival, Workload, _controlled
+from schedframe.simulation._workload import MAX_SECONDS, Arrival, Workload, _controlled
 
 # The storage kinds a cluster brings along (the volume plugins read them).
 _STORAGE_TYPES: Final = (
@@ -62,10 +63,12 @@ if TYPE_CHECKING:
     from schedframe.backends import WatchEvent
     from schedframe.config import KubeSchedulerConfiguration
     from schedframe.explain import Explanation
+    from schedframe.metrics import SchedulerMetrics
     from schedframe.runtime import Framework, Registry
     from schedframe.simulation._summary import Summary
 
 __all__ = [
+    "DEFAULT_MAX_VIRTUAL_TIME",
     "Decision",
     "PodRecord",
     "Progress",
@@ -75,6 +78,9 @@ __all__ = [
 ]
 
 _DISRUPTION_TARGET = "DisruptionTarget"
+
+#: How far in virtual time :func:`simulate` runs at most unless told otherwise: one year.
+DEFAULT_MAX_VIRTUAL_TIME = 365 * 24 * 3600.0
 
 
 @attrs.frozen(kw_only=True)
@@ -234,6 +240,10 @@ class SimulationResult:
             ``key -> (pod, bound pods)``.
         tie_breaks: for each captured pod, the scheduler's random state and next start node
             index when that attempt began (``random.Random.getstate()``, int).
+        unsettled: why the run ended before the scenario settled, one sentence each (the
+            ``max_virtual_time`` limit reached with work left; pods that could not settle,
+            see :attr:`Scheduler.stalled_pods <schedframe.scheduler.Scheduler.stalled_pods>`);
+            empty when it ran to its natural end or to ``until``.
     """
 
     config: KubeSchedulerConfiguration
@@ -254,6 +264,7 @@ class SimulationResult:
     registry: Registry | None = None
     captured: Mapping[str, tuple[Pod, tuple[Pod, ...]]] = attrs.field(factory=dict)
     tie_breaks: Mapping[str, tuple[object, int]] = attrs.field(factory=dict)
+    unsettled: tuple[str, ...] = ()
 
     def placements(self) -> dict[str, str]:
         """``pod -> node`` of every workload pod that was bound (whatever happened later)."""
@@ -362,6 +373,8 @@ class _Engine:
         progress: Callable[[Progress], None] | None,
         progress_interval: float,
         capture: Iterable[str],
+        max_virtual_time: float = MAX_SECONDS,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         from schedframe.backends import MemoryBackend
         from schedframe.hooks import plugin_manager
@@ -370,6 +383,9 @@ class _Engine:
         self.registry = registry
         self.seed = seed
         self.until = until
+        self.max_virtual_time = max_virtual_time
+        self.unsettled: list[str] = []
+        self.stalled: set[str] = set()
         self.progress = progress
         self.progress_interval = progress_interval
         self.capture = set(capture)
@@ -416,7 +432,9 @@ class _Engine:
         self.listed = tuple(
             o
             for o in cluster
-            if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
+            if isinstance(
+                o, Service | ReplicationController | ReplicaSet | StatefulSet | CustomObject
+            )
             or isinstance(o, _STORAGE_TYPES)
         ) + tuple(workload.objects)
         # Admission rejects a pod now, with its message, rather than when it arrives.
@@ -435,7 +453,8 @@ class _Engine:
             *self.initial_pods,
         ]
         self.backend = MemoryBackend(static, clock=self.clock)
-        pm = plugin_manager(load_entry_points=False)
+        # Installed observers (group schedframe.hooks) watch simulations too.
+        pm = plugin_manager()
         pm.register(self, name="schedframe-simulation")
         self.sched = _SimScheduler(
             config,
@@ -446,6 +465,8 @@ class _Engine:
             deterministic=True,
             hooks=pm,
         )
+        if metrics is not None:
+            metrics.attach(self.sched)
 
         self.decisions: list[Decision] = []
         self.usage: list[UsageChange] = []
@@ -498,13 +519,23 @@ class _Engine:
         try:
             while True:
                 self.clock.run_due()
-                self.sched.run_until_idle()
+                self._run_until_idle()
                 nxt = self._next_wakeup()
                 if nxt is None:
                     break
                 if self.until is not None and nxt > self.until:
                     self.clock.advance_to(self.until)
-                    self.sched.run_until_idle()
+                    self._run_until_idle()
+                    break
+                if nxt > self.max_virtual_time:
+                    self.clock.advance_to(self.max_virtual_time)
+                    self._run_until_idle()
+                    left = sum(1 for r in self.records.values() if not r.arrived)
+                    self.unsettled.append(
+                        f"stopped at the maximum virtual time of {self.max_virtual_time:g}s "
+                        f"with work left (next event at {nxt:g}s; {left} pod(s) not arrived "
+                        "yet); raise --max-virtual-time or set --until"
+                    )
                     break
                 self.clock.advance_to(nxt)
         finally:
@@ -536,6 +567,23 @@ class _Engine:
             registry=self.registry,
             captured=dict(self.captured),
             tie_breaks=dict(self.tie_breaks),
+            unsettled=tuple(self.unsettled) + self._stalled_text(),
+        )
+
+    def _run_until_idle(self) -> None:
+        self.sched.run_until_idle()
+        self.stalled.update(self.sched.stalled_pods)
+
+    def _stalled_text(self) -> tuple[str, ...]:
+        """The pods some run gave up on and that were still not bound at the end."""
+        bound = {r.key for r in self.records.values() if r.bound_at is not None}
+        stuck = sorted(self.stalled - bound)
+        if not stuck:
+            return ()
+        shown = ", ".join(stuck[:10]) + (f" and {len(stuck) - 10} more" if len(stuck) > 10 else "")
+        return (
+            f"{len(stuck)} pod(s) could not settle (retried with no pod bound for a minute of "
+            f"virtual time, e.g. a Permit plugin that always waits or a persistent error): {shown}",
         )
 
     def _explain_never_attempted(self) -> None:
@@ -779,6 +827,8 @@ def simulate(
     progress: Callable[[Progress], None] | None = None,
     progress_interval: float = 0.5,
     capture: Iterable[str] = (),
+    max_virtual_time: float = DEFAULT_MAX_VIRTUAL_TIME,
+    metrics: SchedulerMetrics | None = None,
 ) -> SimulationResult:
     """Run a workload on a cluster with a real scheduler in deterministic virtual time.
 
@@ -788,7 +838,8 @@ def simulate(
             ReplicaSets and StatefulSets (default spreading's selectors); the storage kinds
             (PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers,
             CSIStorageCapacities, VolumeAttachments), which the in-memory backend's storage
-            controller binds and provisions as the cluster's controllers would. Other objects
+            controller binds and provisions as the cluster's controllers would; objects of
+            declared custom kinds (what plugins list, PodGroups, ElasticQuotas). Other objects
             (Deployments, Jobs, DaemonSets of a dump: their pods are in it) are ignored. Pods
             with ``spec.nodeName`` are already running; unbound ones arrive at time 0;
             Succeeded and Failed ones are left out, as the scheduler never sees them.
@@ -805,6 +856,14 @@ def simulate(
         progress_interval: wall seconds between progress calls.
         capture: ``namespace/name`` of pods whose first attempt should be explainable
             afterwards with :meth:`SimulationResult.explain`.
+        max_virtual_time: never run past this virtual time (seconds, default
+            :data:`DEFAULT_MAX_VIRTUAL_TIME`, one year; at most ``1e10``, about 317 years, as
+            objects carry datetimes); a run stopped by it says so in
+            :attr:`SimulationResult.unsettled`.
+        metrics: upstream's scheduler metrics to feed (``schedframe[metrics]``); read them
+            with :meth:`~schedframe.metrics.SchedulerMetrics.exposition` after the run.
+            Observers installed in the ``schedframe.hooks`` entry-point group are loaded too
+            (unless ``SCHEDFRAME_DISABLE_HOOK_AUTOLOAD`` is set).
 
     Returns:
         The :class:`SimulationResult`; the same inputs always give the same result (wall
@@ -819,6 +878,10 @@ def simulate(
     """
     from schedframe.config import KubeSchedulerConfiguration, load_config
     from schedframe.runtime import Registry
+
+    for name, limit in (("until", until), ("max_virtual_time", max_virtual_time)):
+        if limit is not None and not 0 <= limit <= MAX_SECONDS:
+            raise ValueError(f"{name} must be between 0 and {MAX_SECONDS:g} seconds, not {limit!r}")
 
     source = (
         None
@@ -840,6 +903,8 @@ def simulate(
             progress=progress,
             progress_interval=progress_interval,
             capture=capture,
+            max_virtual_time=max_virtual_time,
+            metrics=metrics,
         )
     except ConfigError as exc:
         if exc.source is None and source is not None:

@@ -1,7 +1,9 @@
 """PNG plots of a simulation (needs matplotlib: ``pip install 'schedframe[viz]'``).
 
-matplotlib is imported only when a plot is drawn, with the headless ``Agg`` backend, so the
-rest of schedframe never pays for it.
+matplotlib is imported only when a plot is drawn, so the rest of schedframe never pays for it.
+Figures are made with :class:`matplotlib.figure.Figure` and saved through its own canvas, never
+through ``pyplot``: the caller's matplotlib backend (an interactive one in a notebook or a GUI)
+is left as it was, and no figure joins pyplot's list of open figures.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ if TYPE_CHECKING:
     from schedframe.explain import Explanation
     from schedframe.simulation._engine import SimulationResult
 
-__all__ = ["MATPLOTLIB_HINT", "plot_scores", "plot_simulation", "plot_utilisation", "pyplot"]
+__all__ = [
+    "MATPLOTLIB_HINT",
+    "plot_scores",
+    "plot_simulation",
+    "plot_utilisation",
+    "require_matplotlib",
+]
 
 #: What to tell someone who asked for a plot without matplotlib.
 MATPLOTLIB_HINT = (
@@ -24,16 +32,24 @@ MATPLOTLIB_HINT = (
 _MAX_LINES = 12
 
 
-def pyplot() -> Any:
-    """``matplotlib.pyplot`` on the Agg backend; ``ImportError`` with :data:`MATPLOTLIB_HINT`."""
+def require_matplotlib() -> Any:
+    """The ``matplotlib`` module; ``ImportError`` with :data:`MATPLOTLIB_HINT` without it.
+
+    Neither selects a backend nor imports ``pyplot``.
+    """
     try:
         import matplotlib  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise ImportError(MATPLOTLIB_HINT) from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
+    return matplotlib
 
-    return plt
+
+def _figure(**kwargs: Any) -> Any:
+    """A stand-alone figure (not pyplot's); ``savefig`` renders it with Agg for PNG."""
+    require_matplotlib()
+    from matplotlib.figure import Figure  # type: ignore[import-not-found,unused-ignore]
+
+    return Figure(**kwargs)
 
 
 def _series(result: SimulationResult, resource: str) -> dict[str, tuple[list[float], list[float]]]:
@@ -60,9 +76,9 @@ def plot_utilisation(result: SimulationResult, path: str | os.PathLike[str]) -> 
     Up to 12 nodes get one line each, more get a node x time heatmap; a run that took no
     virtual time (everything arrived at once and ran forever) gets bars of the final state.
     """
-    plt = pyplot()
     resources = ("cpu", "memory")
-    fig, axes = plt.subplots(len(resources), 1, figsize=(10, 7), squeeze=False)
+    fig = _figure(figsize=(10, 7))
+    axes = fig.subplots(len(resources), 1, squeeze=False)
     names = [n.metadata.name for n in result.nodes]
     for ax, resource in zip(axes[:, 0], resources, strict=True):
         series = _series(result, resource)
@@ -109,13 +125,11 @@ def plot_utilisation(result: SimulationResult, path: str | os.PathLike[str]) -> 
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=100)
-    plt.close(fig)
     return out
 
 
 def plot_scores(explanation: Explanation, path: str | os.PathLike[str]) -> Path:
     """Draw a node x plugin heatmap of weighted scores for one pod (filtered nodes in grey)."""
-    plt = pyplot()
     plugins = [
         p for p, _ in explanation.score_plugins if p not in explanation.skipped_score_plugins
     ]
@@ -130,7 +144,8 @@ def plot_scores(explanation: Explanation, path: str | os.PathLike[str]) -> Path:
         row.append(float(n.total) if n.total is not None else float("nan"))
         grid.append(row)
     height = max(3.0, 0.35 * len(nodes) + 1.5)
-    fig, ax = plt.subplots(figsize=(1.2 * len(columns) + 3, height))
+    fig = _figure(figsize=(1.2 * len(columns) + 3, height))
+    ax = fig.subplots()
     # Normalise per column so a heavy plugin does not wash out the others.
     scaled: list[list[float]] = [[float("nan")] * len(columns) for _ in nodes]
     for c in range(len(columns)):
@@ -140,7 +155,7 @@ def plot_scores(explanation: Explanation, path: str | os.PathLike[str]) -> Path:
             v = grid[r][c]
             if v == v:
                 scaled[r][c] = v / top if top > 0 else 0.0
-    cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
+    cmap = require_matplotlib().colormaps["viridis"].with_extremes(bad="lightgrey")
     ax.imshow(scaled, aspect="auto", cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
     labels = [("* " if n.chosen else "") + n.name for n in nodes]
@@ -168,7 +183,6 @@ def plot_scores(explanation: Explanation, path: str | os.PathLike[str]) -> Path:
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=100)
-    plt.close(fig)
     return out
 
 
@@ -177,7 +191,7 @@ def plot_simulation(
 ) -> list[Path]:
     """Write ``utilisation.png`` and, for ``pod`` (it must have been captured),
     ``scores-<namespace>-<name>.png`` into ``directory`` (created if missing)."""
-    pyplot()
+    require_matplotlib()
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     written = [plot_utilisation(result, folder / "utilisation.png")]

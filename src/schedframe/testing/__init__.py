@@ -12,6 +12,12 @@ imported when first used, so ``import schedframe.testing`` costs nothing:
   source (also the ``schedframe_scheduler`` pytest fixture);
 * :mod:`~schedframe.testing.invariants` — no overcommit, nothing lost, preemption only of
   lower priority;
+* :mod:`~schedframe.testing.queue` — seams into a scheduling queue (put an entry straight
+  into the activeQ, the backoffQ or the pool; drain completed backoffs; where is a pod), for
+  porting upstream's queue test tables;
+* :mod:`~schedframe.testing.extender` — :class:`~schedframe.testing.extender.ExtenderServer`,
+  a scheduler extender on 127.0.0.1 speaking upstream's extender/v1 JSON, with faults on
+  demand (timeouts, HTTP 500, garbage replies);
 * :mod:`~schedframe.testing.conformance` —
   :func:`~schedframe.testing.conformance.check_plugin`, the conformance suite a plugin
   package runs in one line.
@@ -28,12 +34,23 @@ if TYPE_CHECKING:
         builders,
         conformance,
         deterministic,
+        extender,
         harness,
         invariants,
+        queue,
         strategies,
     )
 
-__all__ = ["builders", "conformance", "deterministic", "harness", "invariants", "strategies"]
+__all__ = [
+    "builders",
+    "conformance",
+    "deterministic",
+    "extender",
+    "harness",
+    "invariants",
+    "queue",
+    "strategies",
+]
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -14,6 +14,11 @@ answer. A failure raises :class:`ConformanceError` (an :class:`AssertionError`) 
 plugin, the check (one of :data:`CHECKS`) and a minimal example.
 
 Requires the hypothesis package to be installed.
+
+Over 1,000 lines on purpose: the checks share one example driver, one checker (answers,
+traces, mutation fingerprints) and one way of reporting a minimal example, and most checks
+are a few lines of it; a self-contained check lives apart (``batch-forms`` in
+``_batch_conformance``).
 """
 
 from __future__ import annotations
@@ -40,22 +45,29 @@ from schedframe.runtime import (
     EXTENSION_POINTS as _EXTENSION_POINTS,
 )
 from schedframe.runtime import (
+    ClusterView,
     Framework,
     PluginFactory,
     Registry,
     WaitingPod,
 )
+from schedframe.runtime import _cycle as cycle
 from schedframe.scheduler import VirtualClock
 from schedframe.testing import strategies as sst
+from schedframe.testing._batch_conformance import check_batch_forms
 from schedframe.testing._cluster import Cluster
+from schedframe.testing._vocabulary import Vocabulary, learn_vocabulary
+from schedframe.testing.builders import LABEL_HOSTNAME as _LABEL_HOSTNAME
 
 __all__ = [
     "ALLOWED_CODES",
     "CHECKS",
     "ConformanceError",
+    "Vocabulary",
     "check_plugin",
     "default_clusters",
     "default_pods",
+    "learn_vocabulary",
 ]
 
 #: The checks, by name. ``check_plugin(..., skip=...)`` takes these names.
@@ -73,6 +85,8 @@ CHECKS: Final = (
     "reserve-symmetry",  # reserve then unreserve leaves no trace; unreserve alone neither
     "unreserve-idempotent",  # a second unreserve changes nothing
     "sort-key",  # QueueSort's optional sort_key orders pods exactly as less does
+    "hint-soundness",  # after a QueueSkip, the plugin still rejects the pod on the changed cluster
+    "batch-forms",  # declared fast forms (framework.batch) answer as the plain methods do
 )
 
 _PROTOCOLS: Final[tuple[type, ...]] = (
@@ -328,9 +342,7 @@ def _check_enqueue_static(target: _Target) -> None:
                 name, "enqueue-extensions", f"{where} is {item!r}, not a ClusterEventWithHint"
             )
         event = item.event
-        if not isinstance(event, fw.ClusterEvent) or not isinstance(
-            event.resource, fw.EventResource
-        ):
+        if not isinstance(event, fw.ClusterEvent) or not isinstance(event.resource, str):
             raise _fail(name, "enqueue-extensions", f"{where} has no valid ClusterEvent: {event!r}")
         if (
             not isinstance(event.action_type, fw.ActionType)
@@ -449,10 +461,15 @@ def default_pods(*, namespaces: Sequence[str] = ("default", "team-a")) -> st.Sea
     )
 
 
-def default_clusters(*, pods: st.SearchStrategy[Pod] | None = None) -> st.SearchStrategy[Cluster]:
+def default_clusters(
+    *, pods: st.SearchStrategy[Pod] | None = None, vocabulary: Vocabulary | None = None
+) -> st.SearchStrategy[Cluster]:
     """The clusters :func:`check_plugin` runs in by default: up to 3 nodes in zones, tainted
     or cordoned now and then, up to 4 running pods with labels, requests, host ports,
-    priorities and pod (anti-)affinity (what plugins read off running pods), and budgets."""
+    priorities and pod (anti-)affinity (what plugins read off running pods), and budgets.
+    A ``vocabulary`` adds its node labels, taints, resources (and pod labels to running
+    pods)."""
+    vocab = vocabulary if vocabulary is not None else Vocabulary()
     namespaces = ("default", "team-a")
     running = (
         pods
@@ -465,11 +482,23 @@ def default_clusters(*, pods: st.SearchStrategy[Pod] | None = None) -> st.Search
             affinity=st.none() | sst.affinities(node_affinity=st.none()),
         )
     )
+    nodes = None
+    if vocab:
+        running = vocab.pods(running)
+        nodes = vocab.nodes(
+            sst.nodes(
+                name=st.just("node"),
+                zone=st.none(),
+                taints=st.lists(sst.taints(), max_size=2),
+                unschedulable=st.booleans(),
+            )
+        )
     return sst.clusters(
         max_nodes=3,
         max_pods=4,
         namespaces=namespaces,
         pods=running,
+        nodes=nodes,
         taints=True,
         pdbs=True,
     )
@@ -553,10 +582,13 @@ def _framework(
     snapshot: Snapshot, *, seed: int, binder: fw.Binder | None, cluster: Cluster | None = None
 ) -> Framework:
     clock = VirtualClock()
+    view = ClusterView()
+    if cluster is not None:
+        listed = [*cluster.custom, *cluster.nodes, *cluster.pods, *cluster.pending]
+        view = ClusterView(cluster.namespaces, cluster.pdbs, listed)
     return Framework(
         snapshot=snapshot,
-        namespaces=cluster.namespaces if cluster is not None else (),
-        pdbs=cluster.pdbs if cluster is not None else (),
+        cluster=view,
         clock=clock,
         timers=clock,
         rng=random.Random(seed),
@@ -795,11 +827,11 @@ def _framework_verdicts(
     if rejection is not None:
         m.absent_nodes_status = rejection  # upstream: a PreFilter rejection covers every node
         return m
-    for ni in run.snapshot.list():
-        if allowed is not None and ni.name not in allowed:
-            continue  # absent: UnschedulableAndUnresolvable
-        status = run.fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-        if status is None or status.is_success():
+    # Nodes PreFilter cut are absent: UnschedulableAndUnresolvable.
+    narrowed = None if allowed is None else tuple(sorted(allowed))
+    pre = cycle.PreFiltered(state, None, None, (), narrowed)
+    for ni, status in cycle.filter_nodes(run.fwk, pre, pod, run.snapshot.list()):
+        if status is None:
             return None
         m.set(ni.name, status)
     return m
@@ -1176,6 +1208,13 @@ def _example(target: _Target, companions: _Companions, case: _Case, skip: frozen
     _check_queue_sort(first)
     _cycle(first, case.pod, reserve=True, finish=True, label="pod")
     _check_hints(first)
+    if "batch-forms" not in skip:
+        check_batch_forms(
+            first.run.fwk,
+            first.run.plugin,
+            case.pod,
+            lambda detail: _fail(target.name, "batch-forms", detail, _describe(case)),
+        )
     if "deterministic" not in skip:
         again = _Checker(
             _Run(target, companions, case.cluster, extra, case.seed, case.rejections),
@@ -1203,6 +1242,8 @@ def _example(target: _Target, companions: _Companions, case: _Case, skip: frozen
         <= skip
     ):
         _check_reserve(target, companions, case, skip)
+    if "hint-soundness" not in skip and first.run.has(fw.EnqueueExtensions):
+        _check_hint_soundness(target, companions, case)
 
 
 def _compare_traces(
@@ -1407,6 +1448,8 @@ def check_plugin(
     skip: Iterable[str] = (),
     registry: Registry | None = None,
     settings: Settings | None = None,
+    vocabulary: Vocabulary | None = None,
+    learn: bool = True,
 ) -> None:
     """Check that a plugin keeps the framework's contract; raise if it does not.
 
@@ -1425,9 +1468,10 @@ def check_plugin(
     raise; scores must lie in 0..100 after normalisation; the pod, the nodes and the
     snapshot's NodeInfos must be left as they were; a second run on the same inputs must give
     the same answers; ``add_pod``/``remove_pod`` on a cloned state must give the Filter
-    verdicts of recomputing PreFilter with the pod added or removed; and after reserve then
+    verdicts of recomputing PreFilter with the pod added or removed; after reserve then
     unreserve, unreserve alone, or unreserve twice, another pod's cycle must go as on a fresh
-    plugin.
+    plugin; and when a queueing hint answers QueueSkip for an event, the plugin must still
+    reject the pod on the cluster the event leaves (hint soundness).
 
     Args:
         name_or_class: the plugin's entry-point name (loaded as a profile would), or its class
@@ -1447,9 +1491,15 @@ def check_plugin(
         registry: where plugins are loaded from (installed entry points by default).
         settings: hypothesis settings to start from (the loaded profile by default);
             ``max_examples`` and ``deadline=None`` are applied on top.
+        vocabulary: the labels, annotations, taint keys, extended resources and objects the
+            plugin reads; generated pods, nodes and clusters get them (on top of ``pods`` and
+            ``clusters`` when given), so the paths they drive are checked.
+        learn: also learn a vocabulary from the plugin's module source
+            (:func:`learn_vocabulary`: literal label keys and resource names it looks up).
 
     Raises:
-        ConformanceError: the first check that failed, with a minimal example.
+        ConformanceError: the first check that failed, with a minimal example (one line per
+            object).
         ValueError: ``skip`` names an unknown check.
 
     Requires the hypothesis package to be installed.
@@ -1463,9 +1513,14 @@ def check_plugin(
     if invalid_args and "args" not in skipped:
         _check_invalid_args(target, invalid_args)
     comps = [_companion(c, target.registry) for c in companions]
-    pod_strategy = pods if pods is not None else default_pods()
-    cluster_strategy = clusters if clusters is not None else default_clusters(pods=pods)
-    cases = _cases(cluster_strategy, pod_strategy)
+    vocab = vocabulary if vocabulary is not None else Vocabulary()
+    if learn:
+        vocab = learn_vocabulary(target.cls).merged(vocab)
+    pod_strategy = vocab.pods(pods if pods is not None else default_pods())
+    cluster_strategy = (
+        clusters if clusters is not None else default_clusters(pods=pods, vocabulary=vocab)
+    )
+    cases = _cases(vocab.clusters(cluster_strategy), pod_strategy)
     run_settings = Settings(
         settings if settings is not None else Settings(),
         max_examples=max_examples,
@@ -1482,4 +1537,165 @@ def check_plugin(
     # Keep each plugin's saved failing examples apart in the hypothesis database.
     inner = conforms.hypothesis.inner_test  # type: ignore[attr-defined]
     inner._hypothesis_internal_add_digest = f"schedframe-conformance:{target.name}".encode()
-    conforms()
+    try:
+        conforms()
+    except ConformanceError as exc:
+        # One finding, in a few lines: not hypothesis's notes with the whole drawn case.
+        raise ConformanceError(exc.plugin, exc.check, exc.detail, exc.example) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Hint soundness
+# --------------------------------------------------------------------------------------------
+
+
+def _rejected_nodes(
+    target: _Target, companions: _Companions, cluster: Cluster, pod: Pod, seed: int
+) -> tuple[frozenset[str], frozenset[str]] | None:
+    """``(every node, the nodes the plugin rejects pod on)`` in a fresh world, or ``None`` when
+    something raised (other checks report that). PreEnqueue and PreFilter rejections reject
+    every node; a PreFilterResult rejects the nodes it leaves out, as the framework counts it."""
+    run = _Run(target, companions, cluster, (pod,), seed)
+    plugin = run.plugin
+    names = frozenset(ni.name for ni in run.snapshot.list())
+    try:
+        if run.has(fw.PreEnqueuePlugin):
+            status = plugin.pre_enqueue(pod)
+            if isinstance(status, Status) and status.is_rejected():
+                return names, names
+        if pod.spec.scheduling_gates:
+            return names, frozenset()
+        nodes = run.snapshot.list()
+        state = CycleState()
+        for comp in run.companions:
+            if isinstance(comp, fw.PreFilterPlugin):
+                comp.pre_filter(state, pod, nodes)
+        allowed: frozenset[str] | None = None
+        if run.has(fw.PreFilterPlugin):
+            out = plugin.pre_filter(state, pod, nodes)
+            if isinstance(out, fw.PreFilterResult):
+                if out.node_names is not None:
+                    allowed = frozenset(out.node_names)
+            elif isinstance(out, Status) and out.is_skip():
+                return names, frozenset()
+            elif isinstance(out, Status) and not out.is_success():
+                return names, names
+        rejected = set() if allowed is None else set(names - allowed)
+        if run.has(fw.FilterPlugin):
+            for ni in nodes:
+                if ni.name in rejected:
+                    continue
+                status = plugin.filter(state, pod, ni)
+                if isinstance(status, Status) and not status.is_success():
+                    rejected.add(ni.name)
+        return names, frozenset(rejected)
+    except Exception:
+        return None
+
+
+def _renamed_node(node: Node, name: str) -> Node:
+    labels = dict(node.metadata.labels)
+    if _LABEL_HOSTNAME in labels:
+        labels[_LABEL_HOSTNAME] = name
+    return attrs.evolve(
+        node, metadata=attrs.evolve(node.metadata, name=name, uid=name, labels=labels)
+    )
+
+
+def _soundness_events(
+    event: fw.ClusterEvent, case: _Case
+) -> list[tuple[str, object, object, Cluster, Pod]]:
+    """``(what, old, new, cluster after, pod after)`` for each change the event stands for."""
+    cluster = case.cluster
+    resource = event.resource
+    action = event.action_type
+    out: list[tuple[str, object, object, Cluster, Pod]] = []
+    pod = case.pod
+    if resource in (fw.EventResource.NODE, fw.EventResource.WILDCARD) and cluster.nodes:
+        node = cluster.nodes[0]
+        changed = attrs.evolve(
+            node,
+            metadata=attrs.evolve(
+                node.metadata, labels={**node.metadata.labels, _EVENT_LABEL: "true"}
+            ),
+            spec=attrs.evolve(node.spec, taints=node.spec.taints[1:]),
+        )
+        if action & fw.ActionType.UPDATE:
+            nodes = (changed, *cluster.nodes[1:])
+            out.append(("node updated", node, changed, attrs.evolve(cluster, nodes=nodes), pod))
+        if action & fw.ActionType.ADD:
+            added = _renamed_node(changed, f"{node.metadata.name}-added")
+            after = attrs.evolve(cluster, nodes=(*cluster.nodes, added))
+            out.append(("node added", None, added, after, pod))
+        if action & fw.ActionType.DELETE:
+            name = node.metadata.name
+            after = attrs.evolve(
+                cluster,
+                nodes=cluster.nodes[1:],
+                pods=tuple(p for p in cluster.pods if p.spec.node_name != name),
+            )
+            out.append(("node deleted", node, None, after, pod))
+    if (
+        resource in (fw.EventResource.POD, fw.EventResource.ASSIGNED_POD, fw.EventResource.WILDCARD)
+        and cluster.pods
+    ):
+        bound = cluster.pods[0]
+        changed_pod = _changed_pod(bound)
+        if action & fw.ActionType.UPDATE:
+            pods = (changed_pod, *cluster.pods[1:])
+            out.append(("pod updated", bound, changed_pod, attrs.evolve(cluster, pods=pods), pod))
+        if action & fw.ActionType.ADD:
+            added_pod = _named(changed_pod, "added-by-event").with_node_name(bound.spec.node_name)
+            after = attrs.evolve(cluster, pods=(*cluster.pods, added_pod))
+            out.append(("pod added", None, added_pod, after, pod))
+        if action & fw.ActionType.DELETE:
+            after = attrs.evolve(cluster, pods=cluster.pods[1:])
+            out.append(("pod deleted", bound, None, after, pod))
+    if (
+        resource
+        in (fw.EventResource.POD, fw.EventResource.UNSCHEDULABLE_POD, fw.EventResource.WILDCARD)
+        and action & fw.ActionType.UPDATE
+    ):
+        new_pod = _changed_pod(pod)
+        out.append(("the pod itself updated", pod, new_pod, cluster, new_pod))
+    return out
+
+
+def _check_hint_soundness(target: _Target, companions: _Companions, case: _Case) -> None:
+    """A QueueSkip must be right: after the event, the plugin still rejects the pod on every
+    node it rejected before that is still there, and on every node the event added.
+
+    Upstream trusts a QueueSkip to leave the pod in the unschedulable pool; a hint that skips
+    an event which does make the pod schedulable strands it until the next flush (5 minutes).
+    """
+    before = _rejected_nodes(target, companions, case.cluster, case.pod, case.seed)
+    if before is None or not before[1]:
+        return  # the plugin did not reject the pod: its hints are never asked
+    names_before, rejected_before = before
+    plugin = _Run(target, companions, case.cluster, (case.pod,), case.seed).plugin
+    for item in plugin.events_to_register():
+        hint = item.queueing_hint_fn
+        if hint is None:
+            continue
+        for what, old, new, cluster_after, pod_after in _soundness_events(item.event, case):
+            try:
+                answer = hint(case.pod, old, new)
+            except Exception:
+                continue  # a raising hint means Queue, which is always sound
+            if answer is not fw.QueueingHint.QUEUE_SKIP:
+                continue
+            after = _rejected_nodes(target, companions, cluster_after, pod_after, case.seed)
+            if after is None:
+                continue
+            names_after, rejected_after = after
+            must = (rejected_before & names_after) | (names_after - names_before)
+            missed = sorted(must - rejected_after)
+            if missed:
+                raise _fail(
+                    target.name,
+                    "hint-soundness",
+                    f"queueing hint for {item.event.label()} answered QueueSkip when {what}, "
+                    f"but the plugin no longer rejects the pod on {', '.join(missed)} "
+                    "(a QueueSkip must mean the event cannot make the pod schedulable)",
+                    _describe(case),
+                )

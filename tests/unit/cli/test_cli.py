@@ -60,7 +60,14 @@ def test_simulate_prints_the_summary_and_writes_decisions(
 ) -> None:
     out_file = tmp_path / "d.jsonl"
     code, out, err = run(
-        capsys, "simulate", "-c", files["cluster"], "-w", files["workload"], "-o", str(out_file)
+        capsys,
+        "simulate",
+        "-c",
+        files["cluster"],
+        "-w",
+        files["workload"],
+        "--decisions",
+        str(out_file),
     )
     assert code == 0, err
     assert out.startswith("Simulated 3 pods on 2 nodes")
@@ -92,6 +99,66 @@ def test_simulate_json(capsys: pytest.CaptureFixture[str], files: dict[str, str]
     assert code == 0
     data = json.loads(out)
     assert (data["bound"], data["unschedulable"]) == (2, 1)
+
+
+@pytest.mark.parametrize("command", ["simulate", "explain", "plugins"])
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_every_result_command_prints_json_and_yaml_with_dash_o(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str], command: str, output: str
+) -> None:
+    argv = {
+        "simulate": ["simulate", "-c", files["cluster"], "-w", files["workload"]],
+        "explain": ["explain", "web-0", "-c", files["cluster"], "-w", files["workload"]],
+        "plugins": ["plugins", "--no-points"],
+    }[command]
+    wall = {"wallSeconds", "podsPerSecond", "attemptsPerSecond"}  # simulate's timings vary
+    code, out, err = run(capsys, *argv, "-o", output)
+    assert code == 0, err
+    first = yaml.safe_load(out)
+    code, out, _ = run(capsys, *argv, "--json")
+    assert code == 0
+    second = json.loads(out)
+    if command == "simulate":
+        first, second = ({k: v for k, v in d.items() if k not in wall} for d in (first, second))
+    assert first == second  # the same document either way
+
+
+def test_dash_o_table_is_the_text_and_json_contradicting_it_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str]
+) -> None:
+    argv = ["simulate", "-c", files["cluster"], "-w", files["workload"]]
+    code, table, _ = run(capsys, *argv, "-o", "table")
+    assert code == 0
+    _, text, _ = run(capsys, *argv)
+    assert table.splitlines()[1:] == text.splitlines()[1:]  # the first line has wall time
+    assert table.startswith("Simulated 3 pods on 2 nodes")
+    code, out, err = run(capsys, *argv, "-o", "yaml", "--json")
+    assert code == EXIT_BAD_INPUT and out == ""
+    assert "--json contradicts -o yaml" in err
+    code, _, err = run(capsys, *argv, "-o", "decisions.jsonl")
+    assert code == EXIT_BAD_INPUT
+    assert "'decisions.jsonl' is not one of 'table', 'json', 'yaml'" in err
+
+
+def test_a_configuration_on_stdin(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = CONFIG_HEAD + "profiles:\n  - schedulerName: from-stdin\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(config))
+    code, out, err = run(capsys, "config", "-", "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["profiles"][0]["schedulerName"] == "from-stdin"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(CONFIG_HEAD + "parallelism: 0\n"))
+    code, out, err = run(capsys, "simulate", "-c", files["cluster"], "-f", "-")
+    assert code == EXIT_BAD_INPUT and out == ""
+    assert err.startswith("error: <stdin>: parallelism: Invalid value: 0")
+
+
+def test_python_dash_m_schedframe_is_the_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "schedframe", "--help"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.startswith("Usage: schedframe [OPTIONS] COMMAND [ARGS]...")
 
 
 def test_explain_shows_verdicts_and_scores(
@@ -202,7 +269,7 @@ def test_an_unwritable_output_fails_before_running(
     capsys: pytest.CaptureFixture[str], files: dict[str, str], tmp_path: Path
 ) -> None:
     target = tmp_path / "missing-dir" / "d.jsonl"
-    code, out, err = run(capsys, "simulate", "-c", files["cluster"], "-o", str(target))
+    code, out, err = run(capsys, "simulate", "-c", files["cluster"], "--decisions", str(target))
     assert code == EXIT_BAD_INPUT and out == ""
     assert err.splitlines() == [f"error: {target}: cannot write: No such file or directory"]
 
@@ -247,7 +314,7 @@ def test_plot_without_matplotlib_fails_before_running(
     def missing() -> None:
         raise ImportError(plot.MATPLOTLIB_HINT)
 
-    monkeypatch.setattr(plot, "pyplot", missing)
+    monkeypatch.setattr(plot, "require_matplotlib", missing)
     code, out, err = run(capsys, "simulate", "-c", files["cluster"], "--plot", str(tmp_path))
     assert code == EXIT_BAD_INPUT and out == ""
     assert err.splitlines() == [f"error: --plot: {plot.MATPLOTLIB_HINT}"]
@@ -403,6 +470,76 @@ def test_progress_prints_lines_elsewhere() -> None:
     assert len(stream.getvalue().splitlines()) == 2
 
 
+def test_config_emulated_version_and_feature_gates_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "config", "--emulated-version", "1.34")
+    assert code == 0
+    names = [
+        p["name"] for p in yaml.safe_load(out)["profiles"][0]["plugins"]["multiPoint"]["enabled"]
+    ]
+    assert "NodeDeclaredFeatures" not in names and "DynamicResources" in names
+    code, out, _ = run(
+        capsys,
+        "config",
+        "--emulated-version",
+        "1.35",
+        "--feature-gates",
+        "NodeDeclaredFeatures=true",
+    )
+    assert code == 0
+    doc = yaml.safe_load(out)
+    assert doc["emulatedVersion"] == "1.35"
+    assert doc["featureGates"] == {"NodeDeclaredFeatures": True}
+    assert doc["profiles"][0]["plugins"]["multiPoint"]["enabled"][-1] == {
+        "name": "NodeDeclaredFeatures"
+    }
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--feature-gates", "Bogus=true"],
+            "error: --feature-gates.Bogus: Invalid value: unrecognized feature gate: Bogus",
+        ),
+        (
+            ["--feature-gates", "SchedulerQueueingHints=false"],
+            "error: --feature-gates.SchedulerQueueingHints: Invalid value: cannot set feature "
+            "gate SchedulerQueueingHints to false, feature is locked to true",
+        ),
+        (
+            ["--emulated-version", "1.20"],
+            'error: --emulated-version: Unsupported value: "1.20": supported values: "1.34", '
+            '"1.35", "1.36"',
+        ),
+        (
+            ["--feature-gates", "PodLevelResources"],
+            'error: --feature-gates: Invalid value: "PodLevelResources": missing bool value for '
+            "PodLevelResources",
+        ),
+    ],
+)
+def test_bad_gate_flags_are_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "config", *flags)
+    assert code == EXIT_BAD_INPUT
+    assert err.strip() == message
+
+
+def test_bad_gate_in_the_config_file_names_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "gates.yaml"
+    path.write_text(CONFIG_HEAD + "featureGates: {Bogus: true}\n")
+    code, _, err = run(capsys, "config", str(path))
+    assert code == EXIT_BAD_INPUT
+    assert err.strip() == (
+        f"error: {path}: featureGates.Bogus: Invalid value: unrecognized feature gate: Bogus"
+    )
+
+
 def test_a_cluster_dump_on_stdin_reports_each_skipped_kind(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -444,3 +581,13 @@ def test_explain_a_system_cluster_critical_pod_shows_its_preemption(
         "PostFilter (dry run, nothing evicted): Success; would nominate n1 and evict apps/low"
         in out
     )
+
+
+def test_run_refuses_a_bad_gate_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["run", "--feature-gates", "Bogus=true"])
+    except SystemExit as exc:  # the run command exits itself
+        code = int(exc.code or 0)
+    _, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT
+    assert "--feature-gates.Bogus: Invalid value: unrecognized feature gate: Bogus" in err

@@ -26,8 +26,8 @@ def P(name: str, weight: int | None = None) -> PluginRef:  # noqa: N802 - reads 
     return PluginRef(name=name, weight=weight)
 
 
-# Upstream TestApplyFeatureGates / TestSchedulerDefaults, every gate at its default.
-UPSTREAM_DEFAULT_MULTI_POINT = [
+# Upstream TestApplyFeatureGates / TestSchedulerDefaults, every gate at its default (v1.36).
+UPSTREAM_DEFAULT_MULTI_POINT_BASE = [
     ("SchedulingGates", None),
     ("PrioritySort", None),
     ("NodeUnschedulable", None),
@@ -47,6 +47,47 @@ UPSTREAM_DEFAULT_MULTI_POINT = [
     ("ImageLocality", 1),
     ("DefaultBinder", None),
 ]
+
+
+def _with(
+    dynamic_resources_weight: int | None, *, node_declared_features: bool
+) -> list[tuple[str, int | None]]:
+    out = list(UPSTREAM_DEFAULT_MULTI_POINT_BASE)
+    at = out.index(("DefaultPreemption", None))
+    out.insert(at, ("DynamicResources", dynamic_resources_weight))
+    if node_declared_features:
+        out.append(("NodeDeclaredFeatures", None))
+    return out
+
+
+# The default profile per emulated version: DynamicResourceAllocation is GA (on) from v1.34,
+# so DynamicResources sits before DefaultPreemption, weighted 2 once it scores (v1.36);
+# NodeDeclaredFeatures is beta and on by default in v1.36 (alpha, off, in v1.35).
+UPSTREAM_DEFAULT_MULTI_POINT_BY_VERSION = {
+    "1.34": _with(None, node_declared_features=False),
+    "1.35": _with(None, node_declared_features=False),
+    "1.36": _with(2, node_declared_features=True),
+}
+UPSTREAM_DEFAULT_MULTI_POINT = UPSTREAM_DEFAULT_MULTI_POINT_BY_VERSION["1.36"]
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_default_profile_per_emulated_version(version: str) -> None:
+    (profile,) = load_config(None, emulated_version=version).profiles
+    assert [(p.name, p.weight) for p in profile.plugins.multi_point.enabled] == (
+        UPSTREAM_DEFAULT_MULTI_POINT_BY_VERSION[version]
+    )
+    (from_file,) = load_config({**HEADER, "emulatedVersion": version}).profiles
+    assert from_file == profile
+
+
+def test_node_declared_features_gate_adds_its_plugin_in_1_35() -> None:
+    (profile,) = load_config(
+        None, emulated_version="1.35", feature_gates={"NodeDeclaredFeatures": True}
+    ).profiles
+    assert profile.plugins.multi_point.enabled[-1] == P("NodeDeclaredFeatures")
+    (off,) = load_config(None, feature_gates={"NodeDeclaredFeatures": False}).profiles
+    assert "NodeDeclaredFeatures" not in [p.name for p in off.plugins.multi_point.enabled]
 
 
 def test_default_profile_has_upstream_plugins_and_weights_exactly() -> None:
@@ -308,7 +349,7 @@ def test_replacing_a_default_weight_keeps_its_position() -> None:
     profile = _profile({"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": 10}]}})
     enabled = profile.plugins.multi_point.enabled
     assert [p.name for p in enabled] == _defaults_named()
-    assert enabled[16] == P("ImageLocality", 10)
+    assert enabled[17] == P("ImageLocality", 10)
     assert enabled[4] == P("TaintToleration", 3)
 
 

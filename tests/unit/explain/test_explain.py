@@ -61,7 +61,8 @@ def test_several_failing_reasons_give_upstreams_fit_error_and_per_node_verdicts(
     assert result.message == (
         "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node "
         "affinity/selector, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. "
-        "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/4 nodes are available: "
+        "4 Preemption is not helpful for scheduling."
     )
     verdicts = {n.name: (n.plugin, n.code, n.reasons) for n in result.nodes}
     assert verdicts == {
@@ -88,7 +89,8 @@ def test_several_failing_reasons_give_upstreams_fit_error_and_per_node_verdicts(
     )
     assert all(not n.feasible and n.total is None and not n.scores for n in result.nodes)
     assert result.post_filter is not None
-    assert result.post_filter.plugin == "DefaultPreemption"
+    # Upstream names the first PostFilter plugin that rejected: DynamicResources runs first.
+    assert result.post_filter.plugin == "DynamicResources"
     assert result.post_filter.victims == ()
 
 

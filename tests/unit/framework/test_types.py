@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from schedframe.framework import NodeInfo, PodInfo
-from schedframe.objects import node_from_dict, pod_from_dict
+from schedframe.objects import Pod, node_from_dict, pod_from_dict
 
 
-def pod(name: str, ns: str = "default", labels: dict[str, str] | None = None, **spec: object):
+def pod(
+    name: str, ns: str = "default", labels: dict[str, str] | None = None, **spec: object
+) -> Pod:
+    spec.setdefault("containers", [{"name": "c"}])
     return pod_from_dict(
         {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": spec}
     )
 
 
-def anti_affinity_pod(term: dict[str, object]):
+def anti_affinity_pod(term: dict[str, object]) -> Pod:
     return pod(
         "owner",
         labels={"app": "web"},

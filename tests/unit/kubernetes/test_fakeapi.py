@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -495,3 +496,22 @@ def test_rbac_authorizer() -> None:
 )
 def test_unknown_paths_are_404(raw: Raw, path: str) -> None:
     assert raw.request("GET", path)[0] == 404
+
+
+def test_no_watch_starts_once_the_server_is_stopping(tmp_path: Path) -> None:
+    """A client reconnecting its watch while the server stopped used to get a new stream,
+    which nothing ended: stop() then waited out the runner's shutdown timeout and cancelled it.
+    Requests reaching a stopping server are refused (503) instead. Stopping right after the
+    backend started (its lists are done, its watches being opened) is the racy moment."""
+    from schedframe.backends.kubernetes import KubernetesBackend
+
+    with FakeAPIServer() as fake:
+        fake.create(pod("p1"))
+        backend = KubernetesBackend.from_kubeconfig(fake.write_kubeconfig(tmp_path / "kc"))
+        backend.start(timeout=10)
+    try:
+        stopping = fake._stopping_since
+        assert stopping is not None
+        assert [r for r in fake.watch_requests if r.time >= stopping] == []
+    finally:
+        backend.close()

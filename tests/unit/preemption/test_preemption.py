@@ -11,7 +11,7 @@ synchronous here).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -491,7 +491,9 @@ class _NoTimers:
         pass
 
 
-def test_waiting_victim_is_rejected_not_deleted() -> None:
+def test_waiting_victim_is_preempted_in_memory_not_deleted() -> None:
+    """WaitingPod.Preempt (upstream #135719): the waiting victim leaves Permit with an Error
+    (error backoff, not the unschedulable pool) and is not deleted."""
     fwk, backend = cluster([node("node1")], [_VICTIM1])
     waiting = WaitingPod(_VICTIM1, {"Gate": 60.0}, _NoTimers(), "node1")
     fwk.waiting_pods.add(waiting)
@@ -500,11 +502,39 @@ def test_waiting_victim_is_rejected_not_deleted() -> None:
         Candidate("node1", Victims([_VICTIM1])), _PREEMPTOR, "DefaultPreemption"
     )
     assert status is None
-    assert waiting.status == fw.Status(
-        fw.Code.UNSCHEDULABLE, "preempted", plugin="DefaultPreemption"
-    )
+    assert waiting.status == fw.Status(fw.Code.ERROR, "preempted", plugin="DefaultPreemption")
     assert [p.name for p in stored_pods(backend)] == ["victim1"]
-    assert [e.reason for e in backend.events] == ["Preempted"]
+    assert [(e.reason, e.note) for e in backend.events] == [
+        (
+            "Preempted",
+            f"Preempted by pod {_PREEMPTOR.uid} on node node1 (in kube-scheduler memory).",
+        )
+    ]
+
+
+def test_victim_no_longer_waiting_is_deleted() -> None:
+    """Preempt returns False for a pod already allowed: the victim is deleted instead."""
+    fwk, backend = cluster([node("node1")], [_VICTIM1])
+    waiting = WaitingPod(_VICTIM1, {"Gate": 60.0}, _NoTimers(), "node1")
+    waiting.allow("Gate")
+    fwk.waiting_pods.add(waiting)
+    ev = preemption.Evaluator("DefaultPreemption", fwk, FakePostFilterPlugin())
+    assert waiting.preempt("DefaultPreemption", "preempted") is False
+    ev.prepare_candidate(Candidate("node1", Victims([_VICTIM1])), _PREEMPTOR, "DefaultPreemption")
+    assert waiting.status == fw.Status(fw.Code.SUCCESS)
+    assert stored_pods(backend) == []
+
+
+def test_async_preemption_of_a_waiting_last_victim_activates_the_preemptor() -> None:
+    """No deletion event follows an in-memory preemption, so the preemptor is activated."""
+    fwk, backend, tasks, activated = _async_cluster([_VICTIM1])
+    waiting = WaitingPod(_VICTIM1, {"Gate": 60.0}, _NoTimers(), "node1")
+    fwk.waiting_pods.add(waiting)
+    ev = preemption.Evaluator("DefaultPreemption", fwk, FakePostFilterPlugin())
+    ev.prepare_candidate_async(Candidate("node1", Victims([_VICTIM1])), _PREEMPTOR, "DP")
+    tasks.pop()()
+    assert waiting.status == fw.Status(fw.Code.ERROR, "preempted", plugin="DP")
+    assert activated == [["preemptor"]]
 
 
 def test_lower_priority_nominated_pods_lose_their_nomination() -> None:
@@ -529,7 +559,7 @@ def test_lower_priority_nominated_pods_lose_their_nomination() -> None:
 
 def test_chosen_candidate_is_recorded_only_on_success() -> None:
     fwk, backend = cluster([node("node1")], [_VICTIM1])
-    ev = preemption.Evaluator("Fake", fwk, FakePostFilterPlugin())
+    ev = preemption.Evaluator("Fake", fwk, FakePostFilterPlugin(), async_preemption=False)
     state = fw.CycleState()
     state[preemption.CHOSEN_CANDIDATE_KEY] = Candidate("stale", Victims([]))
     m = fw.NodeToStatus({"node1": fw.Status(fw.Code.UNSCHEDULABLE)})
@@ -756,3 +786,106 @@ def test_filter_pods_with_pdb_violation(
     got_violating, got_ok = preemption.filter_pods_with_pdb_violation(infos, pdbs)
     assert [i.pod.name for i in got_violating] == violating
     assert [i.pod.name for i in got_ok] == [p.name for p in pods if p.name not in violating]
+
+
+# --------------------------------------------------------------------------------------------
+# Asynchronous preemption (upstream SchedulerAsyncPreemption, executor_test.go)
+# --------------------------------------------------------------------------------------------
+
+
+def _async_cluster(
+    victims: Sequence[Pod],
+) -> tuple[Framework, MemoryBackend, list[Callable[[], None]], list[list[str]]]:
+    """A Framework whose ``run_async`` queues the task and whose pod lister reads the backend;
+    returns the tasks and the activations."""
+    clock = Clock()
+    backend = MemoryBackend([node("node1"), *victims], clock=clock)
+    tasks: list[Callable[[], None]] = []
+    activated: list[list[str]] = []
+
+    def lister(namespace: str, name: str) -> Pod | None:
+        found = [p for p in stored_pods(backend) if (p.namespace, p.name) == (namespace, name)]
+        return found[0] if found else None
+
+    fwk = Framework(
+        snapshot=Snapshot.from_objects([node("node1")], victims),
+        binder=backend,
+        clock=clock,
+        rng=random.Random(0),
+        async_runner=tasks.append,
+        pod_lister=lister,
+        activator=lambda pods: activated.append([p.name for p in pods]),
+    )
+    return fwk, backend, tasks, activated
+
+
+def test_async_preemption_evicts_off_the_cycle() -> None:
+    victims = [_VICTIM1, _VICTIM2]
+    fwk, backend, tasks, activated = _async_cluster(victims)
+    ev = preemption.Evaluator("Fake", fwk, FakePostFilterPlugin())
+    state = fw.CycleState()
+    m = fw.NodeToStatus({"node1": fw.Status(fw.Code.UNSCHEDULABLE)})
+    result, status = ev.preempt(state, _PREEMPTOR, m)
+    assert result == fw.PostFilterResult(fw.NominatingInfo("node1", fw.NominatingMode.OVERRIDE))
+    assert status == fw.Status(fw.Code.SUCCESS)
+    # Nothing evicted yet: the preemptor is running preemption until the task has run.
+    assert sorted(p.name for p in stored_pods(backend)) == ["victim1", "victim2"]
+    assert ev.is_pod_running_preemption(_PREEMPTOR.uid)
+    assert len(tasks) == 1
+    tasks.pop()()
+    assert [p.name for p in stored_pods(backend)] == ["victim2"]  # the fake's one victim went
+    assert not ev.is_pod_running_preemption(_PREEMPTOR.uid)
+    assert activated == []
+
+
+def test_async_preemption_last_victim_counts_as_done_once_gone() -> None:
+    """IsPodRunningPreemption while the last victim is evicted: running until the lister
+    shows it gone or terminating."""
+    first = pod("first", node="node1", priority=MID, containers=1)
+    last = pod("last", node="node1", priority=MID, containers=1)
+    fwk, backend, tasks, _ = _async_cluster([first, last])
+    ev = preemption.Evaluator("Fake", fwk, FakePostFilterPlugin())
+    seen: list[tuple[str, bool, bool]] = []
+    evict = ev.preempt_pod
+
+    def observing(c: Candidate, preemptor: Pod, victim: Pod, plugin: str) -> None:
+        before = ev.is_pod_running_preemption(preemptor.uid)
+        evict(c, preemptor, victim, plugin)
+        seen.append((victim.name, before, ev.is_pod_running_preemption(preemptor.uid)))
+
+    ev.preempt_pod = observing
+    ev.prepare_candidate_async(Candidate("node1", Victims([first, last])), _PREEMPTOR, "Fake")
+    tasks.pop()()
+    assert seen == [("first", True, True), ("last", True, False)]
+    assert not ev.is_pod_running_preemption(_PREEMPTOR.uid)
+
+
+def test_async_preemption_failure_activates_the_preemptor() -> None:
+    victims = [
+        pod("a", node="node1", priority=MID, containers=1),
+        pod("b", node="node1", priority=MID, containers=1),
+    ]
+    fwk, backend, tasks, activated = _async_cluster(victims)
+    ev = preemption.Evaluator("Fake", fwk, FakePostFilterPlugin())
+    backend.inject_failure("delete_pod", error=BackendError("boom"))
+    ev.prepare_candidate_async(Candidate("node1", Victims(victims)), _PREEMPTOR, "Fake")
+    tasks.pop()()
+    # The first eviction failed: the last victim is not tried, the preemptor is activated.
+    assert sorted(p.name for p in stored_pods(backend)) == ["a", "b"]
+    assert activated == [["preemptor"]]
+    assert not ev.is_pod_running_preemption(_PREEMPTOR.uid)
+
+
+def test_async_preemption_skips_terminating_victims() -> None:
+    fwk, backend, tasks, _ = _async_cluster([_TERMINATING])
+    ev = preemption.Evaluator("Fake", fwk, FakePostFilterPlugin())
+    ev.prepare_candidate_async(Candidate("node1", Victims([_TERMINATING])), _PREEMPTOR, "Fake")
+    assert tasks == [] and not ev.is_pod_running_preemption(_PREEMPTOR.uid)
+
+
+def test_async_preemption_without_a_runner_evicts_at_once() -> None:
+    fwk, backend = cluster([node("node1")], [_VICTIM1])
+    ev = preemption.Evaluator("Fake", fwk, FakePostFilterPlugin())
+    ev.prepare_candidate_async(Candidate("node1", Victims([_VICTIM1])), _PREEMPTOR, "Fake")
+    assert stored_pods(backend) == []
+    assert not ev.is_pod_running_preemption(_PREEMPTOR.uid)

@@ -140,3 +140,32 @@ def test_special_events() -> None:
     assert EVENT_UNSCHEDULABLE_TIMEOUT.label() == "UnschedulableTimeout"
     assert EVENT_FORCE_ACTIVATE.label() == "ForceActivate"
     assert EVENT_UNSCHEDULABLE_TIMEOUT != EVENT_FORCE_ACTIVATE
+
+
+_NODE, _POD, _ALL_RES = EventResource.NODE, EventResource.POD, EventResource.WILDCARD
+
+
+@pytest.mark.parametrize(
+    ("registered", "incoming", "want"),
+    [
+        pytest.param((_ALL_RES, A.ALL), (_POD, A.UPDATE_POD_LABEL), True, id="wildcard registration"),
+        pytest.param((_NODE, A.ADD), (_NODE, A.ADD), True, id="same resource and action"),
+        pytest.param((_NODE, A.UPDATE), (_NODE, A.UPDATE_NODE_LABEL), True, id="incoming more specific"),
+        pytest.param((_NODE, A.UPDATE_NODE_LABEL), (_NODE, A.UPDATE), False, id="incoming less specific"),
+        pytest.param((_POD, A.UPDATE_POD_TOLERATION), (UNSCHED, A.UPDATE), False, id="general pod update, specific registration"),
+        pytest.param((_POD, A.UPDATE), (UNSCHED, A.UPDATE), True, id="general pod update, general registration"),
+        pytest.param((_POD, A.ALL), (ASSIGNED, A.UPDATE), True, id="All covers the general update"),
+        pytest.param((_POD, A.ADD | A.UPDATE_POD_LABEL), (UNSCHED, A.UPDATE), False, id="a union narrower than Update"),
+        pytest.param((_POD, A.UPDATE_POD_LABEL), (ASSIGNED, A.UPDATE_POD_LABEL), True, id="Pod covers AssignedPod"),
+        pytest.param((_NODE, A.ADD), (_POD, A.ADD), False, id="different resource"),
+        pytest.param((_NODE, A.ADD), (_NODE, A.DELETE), False, id="different action"),
+        pytest.param((_NODE, A.ADD), (_ALL_RES, A.ALL), False, id="incoming wildcard, specific registration"),
+    ],
+)  # fmt: skip
+def test_cluster_event_matches(
+    registered: tuple[EventResource, ActionType],
+    incoming: tuple[EventResource, ActionType],
+    want: bool,
+) -> None:
+    """Upstream TestMatchClusterEvents: the incoming action must be no wider than the registered."""
+    assert ClusterEvent(*registered).matches(ClusterEvent(*incoming)) is want

@@ -60,6 +60,7 @@ from schedframe.queue import (
     SchedulingQueue,
 )
 from schedframe.runtime import Framework
+from schedframe.testing import queue as qt
 
 # --------------------------------------------------------------------------------------------
 # Fixtures: clock, pods, plugins
@@ -329,8 +330,8 @@ def test_add_with_reverse_priority_less_func() -> None:
     pop(q, MED_POD)
 
 
-def test_pop_preserves_pending_plugins() -> None:
-    """TestPop (with hints)."""
+def test_pop_empties_pending_plugins() -> None:
+    """TestPop (with hints): the popped entry has no PendingPlugins left from before."""
     pod = make_pod("targetpod", uid="pod1")
     q, _ = new_queue({PV_ADD: [("fooPlugin1", queue_hint)]})
     q.add(pod)
@@ -339,7 +340,7 @@ def test_pop_preserves_pending_plugins() -> None:
     q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)
     q.move_all_to_active_or_backoff_queue(PV_ADD)
     popped = pop(q, pod)
-    assert popped.pending_plugins == {"fooPlugin1"}
+    assert popped.pending_plugins == set()
 
 
 def test_pop_order_ties_broken_by_insertion() -> None:
@@ -636,8 +637,8 @@ def test_in_flight_concurrent_event_for_pending_plugin() -> None:
     assert q.in_flight_pods() == [] and q.in_flight_events() == []
 
 
-def test_in_flight_popped_pod_preserves_plugins() -> None:
-    """Test_InFlightPods: "popped pod preserves UnschedulablePlugins and PendingPlugins"."""
+def test_in_flight_popped_pod_has_empty_plugins() -> None:
+    """Test_InFlightPods: "popped pod must have empty UnschedulablePlugins and PendingPlugins"."""
     q, _ = new_queue({PV_ADD: [("fooPlugin1", queue_hint)]})
     q.add(POD1)
     popped = pop(q, POD1)
@@ -648,8 +649,10 @@ def test_in_flight_popped_pod_preserves_plugins() -> None:
     q.move_all_to_active_or_backoff_queue(PV_ADD)
     assert where(q, POD1) == "active"  # a Pending plugin said Queue: no backoff
     popped = pop(q, POD1)
-    assert popped.unschedulable_plugins == {"fooPlugin2"}
-    assert popped.pending_plugins == {"fooPlugin1"}
+    assert popped.unschedulable_plugins == set()
+    assert popped.pending_plugins == set()
+    q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)  # failed: no rejector
+    assert where(q, POD1) == "backoff"
 
 
 def test_in_flight_pop_twice_for_same_pod_is_discarded() -> None:
@@ -1420,6 +1423,32 @@ def test_backoff_flow(pop_from_backoff_q: bool) -> None:
         assert where(q, pod) == "active"
 
 
+def test_error_after_unschedulable_attempt_goes_to_error_backoff() -> None:
+    """A pod rejected once, then failing with an error, is retried after the 1 s error backoff:
+    the pop emptied its rejector sets, so the error is not taken for the old rejection."""
+    q, clock = new_queue({NODE_ADD: [("fooPlugin1", queue_hint)]})
+    pod = make_pod("p")
+    q.add(pod)
+    first = pop(q, pod)
+    first.unschedulable_plugins = {"fooPlugin1"}
+    q.add_unschedulable_if_not_present(first, q.scheduling_cycle)
+    assert where(q, pod) == "unschedulable"
+    clock.step(10)  # backoff over: the event sends it straight to the activeQ
+    q.move_all_to_active_or_backoff_queue(NODE_ADD)
+    second = pop(q, pod)
+    assert second.unschedulable_plugins == set() and second.pending_plugins == set()
+    q.add_unschedulable_if_not_present(second, q.scheduling_cycle)  # an error: no rejector
+    assert where(q, pod) == "backoff"
+    assert second.consecutive_errors_count == 1
+    assert second.backoff_expiration == clock.now() + 1.0
+    clock.step(1.0)
+    q.flush_backoff_q_completed()
+    assert where(q, pod) == "backoff"  # the expiry's own window is still waited out
+    clock.step(1.0)
+    q.flush_backoff_q_completed()
+    assert where(q, pod) == "active"
+
+
 def test_recently_tried_pods_go_back() -> None:
     """TestRecentlyTriedPodsGoBack."""
     q, clock = new_queue()
@@ -1853,8 +1882,14 @@ def test_nominated_pods_for_nodes_memo_equals_fresh_reads(ops: list[tuple[str, i
     q, clock = new_queue(hints, plugins=[SchedulingGates()])
     current: dict[int, Pod] = {}
     popped: list[QueuedPodInfo] = []
+    # What the nominated pods were at each generation (the queue's, and each node's): they
+    # must not change while it does not.
+    seen: dict[int, dict[str, list[int]]] = {}
+    seen_node: dict[tuple[str, int], list[int]] = {}
 
     def check() -> None:
+        generation = q.nominated_generation()
+        generations = q.nominated_generations(_MEMO_NODES)
         bulk = q.nominated_pods_for_nodes(_MEMO_NODES)
         fresh = {n: q.nominated_pods_for_node(n) for n in _MEMO_NODES}
         assert {n: [id(i) for i in infos] for n, infos in bulk.items()} == {
@@ -1862,6 +1897,11 @@ def test_nominated_pods_for_nodes_memo_equals_fresh_reads(ops: list[tuple[str, i
         }
         again = q.nominated_pods_for_nodes(_MEMO_NODES)
         assert all(again[n] is bulk[n] for n in bulk)
+        view = {n: [id(i) for i in infos] for n, infos in bulk.items()}
+        assert seen.setdefault(generation, view) == view
+        for n in _MEMO_NODES:
+            node_view = view.get(n, [])
+            assert seen_node.setdefault((n, generations[n]), node_view) == node_view
 
     for op, a, b in ops:
         check()
@@ -1951,3 +1991,222 @@ def test_concurrent_producers_and_consumers() -> None:
     assert not any(t.is_alive() for t in consumers + producers)
     assert len(popped) == len(set(popped)) == 600
     assert len(q) == 0 and q.in_flight_pods() == []
+
+
+# --------------------------------------------------------------------------------------------
+# The seams of schedframe.testing.queue, and upstream's cases with queueing hints off
+# (SchedulingQueue(queueing_hints=False), upstream SchedulerQueueingHints=false)
+# --------------------------------------------------------------------------------------------
+
+
+def _at(q: SchedulingQueue, *pods_and_where: tuple[str, str | None]) -> None:
+    for uid, want in pods_and_where:
+        assert qt.location(q, uid) == want, uid
+
+
+# --------------------------------------------------------------------------------------------
+# Seams
+# --------------------------------------------------------------------------------------------
+
+
+def test_put_and_location() -> None:
+    q, clock = new_queue()
+    a, b, c = (qpi(make_pod(n), timestamp=clock.now()) for n in "abc")
+    b.unschedulable_count = 1
+    qt.put_in_active_q(q, a)
+    qt.put_in_backoff_q(q, b)
+    qt.put_in_unschedulable_pods(q, c)
+    _at(q, (a.pod.uid, qt.ACTIVE_Q), (b.pod.uid, qt.BACKOFF_Q), (c.pod.uid, qt.UNSCHEDULABLE_PODS))
+    assert qt.location(q, make_pod("zzz")) is None
+    with pytest.raises(ValueError, match="already in backoffQ"):
+        qt.put_in_active_q(q, b)
+    assert pop(q).pod.uid == a.pod.uid
+    assert qt.location(q, a.pod) == qt.IN_FLIGHT
+    assert q.gated_pods() == []  # no PreEnqueue ran
+
+
+def test_pop_and_discard_backoff_completed() -> None:
+    q, clock = new_queue()
+    entries: list[QueuedPodInfo] = []
+    for i, count in enumerate((1, 1, 3)):
+        entry = qpi(make_pod(f"p{i}"), "plugin", timestamp=clock.now())
+        entry.unschedulable_count = count
+        qt.put_in_backoff_q(q, entry)
+        entries.append(entry)
+    error = qpi(make_pod("err"), timestamp=clock.now())
+    error.consecutive_errors_count = 1
+    qt.put_in_backoff_q(q, error)
+    assert qt.pop_backoff_completed(q) == []
+    clock.step(2)  # 1 s backoffs done (and their window), the 4 s one not
+    got = qt.pop_backoff_completed(q)
+    assert [e.pod.name for e in got] == ["p0", "p1", "err"]
+    assert all(qt.location(q, e.pod) is None for e in got)
+    assert q.active_pods() == []  # popped, not moved to the activeQ
+    clock.step(10)
+    assert qt.discard_backoff_completed(q) == 1
+    assert len(q) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Queueing hints off
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("queueing_hints", [True, False], ids=["with-hints", "without-hints"])
+def test_pop(queueing_hints: bool) -> None:
+    """TestPop: a Pending plugin's Queue skips the backoff; the popped entry has no plugins."""
+    pod = make_pod("targetpod", uid="pod1")
+    q, _ = new_queue({PV_ADD: [("fooPlugin1", queue_hint)]}, queueing_hints=queueing_hints)
+    q.add(pod)
+    popped = pop(q, pod)
+    popped.pending_plugins = {"fooPlugin1"}
+    q.add_unschedulable_if_not_present(popped, q.scheduling_cycle)
+    _at(q, (pod.uid, qt.UNSCHEDULABLE_PODS))
+    q.move_all_to_active_or_backoff_queue(PV_ADD)
+    _at(q, (pod.uid, qt.ACTIVE_Q))
+    popped = pop(q, pod)
+    assert popped.pending_plugins == set() and popped.unschedulable_plugins == set()
+
+
+def test_without_hints_every_registered_event_queues() -> None:
+    """buildQueueingHintMap with the gate off: a QueueSkip hint is not consulted."""
+    q, clock = new_queue({EVENT_NODE_ADD: [("fooPlugin", skip_hint)]}, queueing_hints=False)
+    assert q.queueing_hints is False
+    q.add(HIGH_POD)
+    info = pop(q, HIGH_POD)
+    info.unschedulable_plugins = {"fooPlugin"}
+    q.add_unschedulable_if_not_present(info, q.scheduling_cycle)
+    _at(q, (HIGH_POD.uid, qt.UNSCHEDULABLE_PODS))
+    q.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD)
+    _at(q, (HIGH_POD.uid, qt.BACKOFF_Q))
+
+
+def test_without_hints_nothing_is_tracked_in_flight() -> None:
+    q, _ = new_queue({PV_ADD: [("fooPlugin", queue_hint)]}, queueing_hints=False)
+    q.add(HIGH_POD)
+    pop(q, HIGH_POD)
+    q.move_all_to_active_or_backoff_queue(PV_ADD)
+    assert q.in_flight_pods() == [] and q.in_flight_events() == []
+    assert q.scheduling_cycle == 1
+    assert qt.location(q, HIGH_POD) is None
+
+
+@pytest.mark.parametrize(
+    ("move_during_cycle", "plugins", "want"),
+    [
+        pytest.param(True, ("plugin",), qt.BACKOFF_Q, id="move request during the cycle: backoffQ"),
+        pytest.param(False, ("plugin",), qt.UNSCHEDULABLE_PODS, id="no move request: pool"),
+        pytest.param(False, (), qt.BACKOFF_Q, id="an error: backoffQ"),
+    ],
+)
+def test_without_hints_add_unschedulable_follows_the_move_request_cycle(
+    move_during_cycle: bool, plugins: tuple[str, ...], want: str
+) -> None:
+    """addUnschedulableWithoutQueueingHint (TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff
+    with the gate off)."""
+    q, _ = new_queue({PV_ADD: [("plugin", queue_hint)]}, queueing_hints=False)
+    q.add(MED_POD)
+    info = pop(q, MED_POD)
+    cycle = q.scheduling_cycle
+    if move_during_cycle:
+        q.move_all_to_active_or_backoff_queue(PV_ADD)
+    info.unschedulable_plugins = set(plugins)
+    q.add_unschedulable_if_not_present(info, cycle)
+    _at(q, (MED_POD.uid, want))
+
+
+def test_without_hints_many_pods_after_a_move_request() -> None:
+    """TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff, gate off."""
+    q, _ = new_queue(queueing_hints=False)
+    pods = [make_pod(f"pod{i}", ns=f"ns{i}", uid=f"upns{i}", priority=i) for i in range(10)]
+    for p in pods:
+        q.add(p)
+    for i in range(9, 0, -1):
+        pop(q, pods[i])
+    q.move_all_to_active_or_backoff_queue(EVENT_UNSCHEDULABLE_TIMEOUT)
+    cycle = q.scheduling_cycle
+    pop(q, pods[0])
+    for p in pods[1:]:
+        q.add_unschedulable_if_not_present(qpi(p, "plugin"), cycle)
+    assert sorted(p.name for p in q.backoff_pods()) == sorted(p.name for p in pods[1:])
+
+
+@pytest.mark.parametrize(
+    ("change", "backoff_over", "want"),
+    [
+        pytest.param("annotation", False, qt.BACKOFF_Q, id="updated, backing off: backoffQ"),
+        pytest.param("annotation", True, qt.ACTIVE_Q, id="updated, backoff over: activeQ"),
+        pytest.param("status", False, qt.UNSCHEDULABLE_PODS, id="status only: stays"),
+    ],
+)
+def test_without_hints_update_of_a_pooled_pod(change: str, backoff_over: bool, want: str) -> None:
+    """Update with the gate off: isPodUpdated alone decides (no hint is asked)."""
+    q, clock = new_queue({PV_ADD: [("plugin", skip_hint)]}, queueing_hints=False)
+    q.add(UNSCHEDULABLE_POD)
+    info = pop(q, UNSCHEDULABLE_POD)
+    info.unschedulable_plugins = {"plugin"}
+    q.add_unschedulable_if_not_present(info, q.scheduling_cycle)
+    _at(q, (UNSCHEDULABLE_POD.uid, qt.UNSCHEDULABLE_PODS))
+    if backoff_over:
+        clock.step(10)
+    if change == "annotation":
+        new = with_meta(UNSCHEDULABLE_POD, annotations={"foo": "bar"})
+    else:
+        new = UNSCHEDULABLE_POD.with_nominated_node_name("node9")
+    q.update(UNSCHEDULABLE_POD, new)
+    _at(q, (UNSCHEDULABLE_POD.uid, want))
+
+
+def test_without_hints_activate_of_an_in_flight_pod_counts_as_a_move_request() -> None:
+    """Activate, gate off: the pod is not tracked, but the move request cycle advances, so its
+    failure sends it to the backoffQ."""
+    q, clock = new_queue(queueing_hints=False)
+    assert isinstance(clock, FakeClock)
+    q.add(HIGH_POD)
+    info = pop(q, HIGH_POD)
+    cycle = q.scheduling_cycle
+    q.activate([HIGH_POD])
+    info.unschedulable_plugins = {"plugin"}
+    q.add_unschedulable_if_not_present(info, cycle)
+    _at(q, (HIGH_POD.uid, qt.BACKOFF_Q))
+
+
+def test_move_all_to_active_or_backoff_queue_without_queueing_hint() -> None:
+    """TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithOutQueueingHint."""
+    q, clock = new_queue({NODE_ADD: [("fooPlugin", queue_hint)]}, queueing_hints=False)
+    q.add(MED_POD)
+    q.add_unschedulable_if_not_present(
+        new_qpi(q, clock, UNSCHEDULABLE_POD, "fooPlugin"), q.scheduling_cycle
+    )
+    q.add_unschedulable_if_not_present(new_qpi(q, clock, HIGH_POD, "fooPlugin"), q.scheduling_cycle)
+    hpp1 = make_pod("hpp1", priority=HIGH)
+    q.add_unschedulable_if_not_present(new_qpi(q, clock, hpp1), q.scheduling_cycle)  # backoffQ
+    hpp2 = make_pod("hpp2", priority=HIGH)
+    q.add_unschedulable_if_not_present(new_qpi(q, clock, hpp2, "barPlugin"), q.scheduling_cycle)
+    q.move_all_to_active_or_backoff_queue(NODE_ADD)
+    assert len(q.active_pods()) == 1
+    pop(q, MED_POD)
+    assert len(q.backoff_pods()) == 3  # hpp2 was not moved
+
+    clock.step(q.pod_max_backoff)
+    assert qt.discard_backoff_completed(q) == 3  # not in flight: hints are off
+    assert q.in_flight_pods() == []
+
+    for pod, plugins in (
+        (UNSCHEDULABLE_POD, ("fooPlugin",)),
+        (HIGH_POD, ("fooPlugin",)),
+        (hpp1, ()),
+    ):
+        q.add_unschedulable_if_not_present(new_qpi(q, clock, pod, *plugins), q.scheduling_cycle)
+    q.add(MED_POD)
+    # No move request since the last pop: the rejected pods wait in the pool.
+    for pod in (UNSCHEDULABLE_POD, HIGH_POD, hpp2):
+        assert qt.location(q, pod) == qt.UNSCHEDULABLE_PODS, pod.name
+    assert qt.location(q, hpp1) == qt.BACKOFF_Q
+
+    clock.step(q.pod_max_backoff)
+    q.flush_backoff_q_completed()
+    q.move_all_to_active_or_backoff_queue(NODE_ADD)
+    assert len(q.active_pods()) == 4
+    assert q.backoff_pods() == []
+    assert names(q.unschedulable_pods()) == ["hpp2"]  # not moved, whatever its backoff

@@ -18,7 +18,7 @@ PROTOCOLS = [
 
 
 class Nominal(fw.FilterPlugin):
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]  # a method, where a name is expected
         return "Nominal"
 
     def filter(self, *args: Any) -> Any:

@@ -50,7 +50,8 @@ def test_pods_are_bound_and_the_summary_counts_them() -> None:
     pending = [r for r in result.pods if r.state == "pending"]
     assert len(pending) == 1
     assert pending[0].last_message == "0/2 nodes are available: 2 Insufficient cpu. " + (
-        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."
     )
 
 
@@ -105,8 +106,9 @@ def test_preemption_is_recorded_with_its_preemptor() -> None:
     preempted = [d for d in result.decisions if d.event == "preempted"]
     assert [(d.pod, d.node, d.by) for d in preempted] == [("default/low", "n1", "default/high")]
     kinds = [d.event for d in result.decisions]
-    assert kinds == ["preempted", "unschedulable", "scheduled"]
-    assert result.decisions[1].nominated_node == "n1"
+    # Asynchronous preemption (upstream's default): the victim goes after the attempt ended.
+    assert kinds == ["unschedulable", "preempted", "scheduled"]
+    assert result.decisions[0].nominated_node == "n1"
     summary = result.summary()
     assert (summary.bound, summary.preempted) == (1, 1)
     assert summary.nodes[0].pods == 1

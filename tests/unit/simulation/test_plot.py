@@ -31,3 +31,34 @@ def test_a_run_without_virtual_time_draws_bars(tmp_path: Path) -> None:
     result = simulate(cluster=[node("n1")], workload=Workload((Arrival(time=0, pod=pod("a")),)))
     (path,) = plot_simulation(result, tmp_path)
     assert path.read_bytes().startswith(PNG)
+
+
+def test_plotting_leaves_the_callers_backend_and_pyplot_alone(tmp_path: Path) -> None:
+    """It used to call ``matplotlib.use("Agg")``, switching a notebook's or a GUI's backend."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+import matplotlib
+matplotlib.use("svg")
+from schedframe.simulation import Arrival, Workload, plot_simulation, simulate
+from schedframe.objects import loads_manifests
+objects = loads_manifests('''
+kind: Node
+apiVersion: v1
+metadata: {{name: n1}}
+status: {{allocatable: {{cpu: "2", memory: 1Gi, pods: "10"}}}}
+---
+kind: Pod
+apiVersion: v1
+metadata: {{name: a, namespace: default}}
+spec: {{containers: [{{name: c, image: i}}]}}
+''')
+result = simulate(cluster=objects[:1], workload=Workload((Arrival(time=0, pod=objects[1]),)))
+plot_simulation(result, {str(tmp_path)!r})
+print(matplotlib.get_backend(), "matplotlib.pyplot" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["svg", "False"]
+    assert (tmp_path / "utilisation.png").read_bytes().startswith(PNG)

@@ -28,6 +28,7 @@ import attrs
 
 from schedframe import framework as fw
 from schedframe.framework import AffinityTerm, Code, CycleState, NodeInfo, PodInfo, Status
+from schedframe_plugins.interpodaffinity._parse import pod_parse_error
 from schedframe_plugins.interpodaffinity._sums import ClusterSums, Domains, SumsCache, sum_domains
 
 if TYPE_CHECKING:
@@ -470,7 +471,14 @@ class FilteringMixin:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> fw.PreFilterResult | Status | None:
-        """Count the pairs Filter needs; Skip when neither side has required terms."""
+        """Count the pairs Filter needs; Skip when neither side has required terms.
+
+        A pod whose terms do not parse (a bad label value, key or operator) is
+        UnschedulableAndUnresolvable ``parsing pod: ...``, as upstream's ``NewPodInfo`` fails.
+        """
+        parse_error = pod_parse_error(pod)
+        if parse_error is not None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {parse_error}")
         handle = self._handle
         lister = handle.snapshot_shared_lister().node_infos
         if not _has_required_terms(pod) and not lister.have_pods_with_required_anti_affinity_list():

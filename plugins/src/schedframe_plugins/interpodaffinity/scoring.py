@@ -28,6 +28,7 @@ from schedframe.framework import (
     Status,
     WeightedAffinityTerm,
 )
+from schedframe_plugins.interpodaffinity._parse import pod_parse_error
 from schedframe_plugins.interpodaffinity._sums import ClusterSums, Domains, SumsCache
 from schedframe_plugins.interpodaffinity.filtering import (
     NO_LABELS,
@@ -237,6 +238,11 @@ class ScoringMixin:
         # Optionally leave existing pods' preferences out when the pod has none of its own.
         if self._ignore_preferred_terms_of_existing_pods and not has_constraints:
             return _SKIP
+
+        # Upstream parses the pod here too (normally PreFilter has refused it already).
+        parse_error = pod_parse_error(pod)
+        if parse_error is not None:
+            return Status(Code.ERROR, f"failed to parse pod: {parse_error}")
 
         handle = self._handle
         lister = handle.snapshot_shared_lister().node_infos

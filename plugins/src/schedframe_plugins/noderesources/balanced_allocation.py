@@ -1,9 +1,13 @@
 """NodeResourcesBalancedAllocation: favour nodes whose resources the pod leaves evenly used.
 
-Port of upstream ``noderesources/balanced_allocation.go`` (v1.35): the score of a node is
+Port of upstream ``noderesources/balanced_allocation.go``. The *balance* of a node is
 ``int((1 - std) * 100)``, where ``std`` is the standard deviation of the requested fractions
-(node's requests plus the pod's, each capped at 1) of the configured resources. Pods that request
-none of the resources (best-effort pods) are not scored at all (PreScore returns Skip).
+(each capped at 1) of the configured resources. Up to v1.35 the score is the balance with the
+pod placed. From v1.36 (kubernetes PR #135573) it is the change the pod makes to the balance,
+``50 + (50 + with_pod - without_pod) / 2`` in integer arithmetic, so that a node the pod makes
+more balanced wins over one it leaves as unbalanced as it was. Which one runs follows the
+emulated version (``handle.features``). Pods that request none of the resources (best-effort
+pods) are not scored at all (PreScore returns Skip).
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BalancedAllocation",
     "NodeResourcesBalancedAllocationArgs",
+    "balanced_change_columns_kernel",
+    "balanced_change_cpu_memory_kernel",
+    "balanced_change_scorer",
     "balanced_columns_kernel",
     "balanced_cpu_memory_kernel",
     "balanced_resource_score",
@@ -97,8 +104,29 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
 def balanced_resource_scorer(
     requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
 ) -> int:
-    """Upstream ``balancedResourceScorer``: the balance with the pod placed on the node."""
+    """Upstream ``balancedResourceScorer`` up to v1.35: the balance with the pod placed."""
     return balanced_resource_score(requested, allocatable)
+
+
+_HALF: Final = fw.MAX_NODE_SCORE // 2
+
+
+def _change(with_pod: int, without_pod: int) -> int:
+    # Go's integer division truncates toward zero; Python's // floors.
+    delta = _HALF + with_pod - without_pod
+    quotient = abs(delta) // 2
+    return _HALF + (quotient if delta >= 0 else -quotient)
+
+
+def balanced_change_scorer(
+    requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+) -> int:
+    """Upstream ``balancedResourceScorer`` from v1.36: how much the pod improves the balance,
+    ``50 + (50 + with_pod - without_pod) / 2`` (Go integer division)."""
+    return _change(
+        balanced_resource_score(requested, allocatable),
+        balanced_resource_score(allocated, allocatable),
+    )
 
 
 def balanced_cpu_memory_kernel(
@@ -159,6 +187,52 @@ def balanced_columns_kernel(
     return np.where(both, scores, int((1 - 0.0) * fw.MAX_NODE_SCORE))
 
 
+def balanced_change_cpu_memory_kernel(
+    nodes: Sequence[fw.NodeInfo], cpu_request: int, memory_request: int, use_requested: bool
+) -> list[int]:
+    """:func:`balanced_change_scorer` for the resources ``(cpu, memory)``, over many nodes."""
+    max_score = fw.MAX_NODE_SCORE
+    out: list[int] = []
+    append = out.append
+    for ni in nodes:
+        allocatable = ni.allocatable
+        base = ni.requested if use_requested else ni.non_zero_requested
+        cpu = allocatable.get("cpu", 0)
+        memory = allocatable.get("memory", 0)
+        if cpu != 0 and memory != 0:
+            used_cpu = base.get("cpu", 0)
+            used_memory = base.get("memory", 0)
+            f_cpu = min((used_cpu + cpu_request) / cpu, 1.0)
+            f_memory = min((used_memory + memory_request) / memory, 1.0)
+            with_pod = int((1 - abs((f_cpu - f_memory) / 2)) * max_score)
+            f_cpu = min(used_cpu / cpu, 1.0)
+            f_memory = min(used_memory / memory, 1.0)
+            without_pod = int((1 - abs((f_cpu - f_memory) / 2)) * max_score)
+            append(_change(with_pod, without_pod))
+        else:  # one fraction or none: no spread either way
+            append(_change(max_score, max_score))
+    return out
+
+
+def balanced_change_columns_kernel(
+    columns: fw.NodeColumns,
+    rows: npt.NDArray[np.intp],
+    cpu_request: int,
+    memory_request: int,
+    use_requested: bool,
+) -> npt.NDArray[np.int64] | None:
+    """:func:`balanced_change_cpu_memory_kernel` over the snapshot's NumPy columns."""
+    import numpy as np
+
+    with_pod = balanced_columns_kernel(columns, rows, cpu_request, memory_request, use_requested)
+    without_pod = balanced_columns_kernel(columns, rows, 0, 0, use_requested)
+    if with_pod is None or without_pod is None:
+        return None
+    delta = _HALF + with_pod - without_pod
+    change: npt.NDArray[np.int64] = (_HALF + np.sign(delta) * (np.abs(delta) // 2)).astype(np.int64)
+    return change
+
+
 def _is_best_effort(pod_requests: Iterable[int]) -> bool:
     return all(r == 0 for r in pod_requests)
 
@@ -179,14 +253,24 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             raise errors.ConfigError(issues)
         self.args = args
         self._handle = handle
-        self._scorer = ResourceAllocationScorer(
-            NAME,
-            balanced_resource_scorer,
-            args.resources,
-            use_requested=True,
-            cpu_memory_kernel=balanced_cpu_memory_kernel,
-            columns_kernel=balanced_columns_kernel,
-        )
+        if handle.features.at_least("1.36"):
+            self._scorer = ResourceAllocationScorer(
+                NAME,
+                balanced_change_scorer,
+                args.resources,
+                use_requested=True,
+                cpu_memory_kernel=balanced_change_cpu_memory_kernel,
+                columns_kernel=balanced_change_columns_kernel,
+            )
+        else:
+            self._scorer = ResourceAllocationScorer(
+                NAME,
+                balanced_resource_scorer,
+                args.resources,
+                use_requested=True,
+                cpu_memory_kernel=balanced_cpu_memory_kernel,
+                columns_kernel=balanced_columns_kernel,
+            )
 
     def pre_score(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]

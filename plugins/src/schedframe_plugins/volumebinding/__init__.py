@@ -285,6 +285,18 @@ class VolumeBinding(
         if volumes is not None:
             self.binder.revert_assumed_pod_volumes(volumes)
 
+    def pre_bind_pre_flight(
+        self, state: fw.CycleState, pod: Pod, node_name: str
+    ) -> fw.Status | None:
+        """Skip when every volume is bound: PreBind has nothing to do (upstream
+        ``PreBindPreFlight``)."""
+        s = state.get(_STATE)
+        if s is None:
+            return fw.Status(fw.Code.ERROR, "not found")
+        if s.all_bound:
+            return fw.Status(fw.Code.SKIP)
+        return None
+
     def pre_bind(self, state: fw.CycleState, pod: Pod, node_name: str) -> fw.Status | None:
         """Write the bindings and wait until the claims are bound (or fail)."""
         s = state.get(_STATE)

@@ -1,0 +1,122 @@
+"""DynamicResources: upstream's behaviour for pods without claims; a loud refusal with claims."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from schedframe import framework as fw
+from schedframe.config import decode_args, encode_args, load_config
+from schedframe.errors import ConfigError
+from schedframe.features import FeatureGates
+from schedframe.objects import pod_from_dict
+from schedframe.runtime import Framework, Registry
+from schedframe_plugins.defaultbinder import DefaultBinder
+from schedframe_plugins.defaultpreemption import DefaultPreemption
+from schedframe_plugins.dynamicresources import (
+    NOT_MODELLED,
+    DynamicResources,
+    DynamicResourcesArgs,
+)
+from schedframe_plugins.queuesort import PrioritySort
+
+PLAIN = pod_from_dict(
+    {"metadata": {"name": "p", "uid": "p"}, "spec": {"containers": [{"name": "c"}]}}
+)
+CLAIMED = pod_from_dict(
+    {
+        "metadata": {"name": "gpu", "uid": "gpu"},
+        "spec": {
+            "containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "my-gpu"}],
+        },
+    }
+)
+
+
+def plugin(features: FeatureGates | None = None) -> DynamicResources:
+    return DynamicResources(DynamicResourcesArgs(), Framework(features=features))
+
+
+def test_resource_claims_are_decoded_and_encoded() -> None:
+    assert CLAIMED.spec.resource_claims == ("gpu",)
+    assert PLAIN.spec.resource_claims == ()
+
+
+def test_pod_without_claims_is_skipped_as_upstream() -> None:
+    pl = plugin()
+    state = fw.CycleState()
+    pre = pl.pre_filter(state, PLAIN, [])
+    assert isinstance(pre, fw.Status) and pre.code is fw.Code.SKIP
+    pre_score = pl.pre_score(state, PLAIN, [])
+    assert pre_score is not None and pre_score.code is fw.Code.SKIP
+    assert pl.reserve(state, PLAIN, "n") is None
+    result, status = pl.post_filter(state, PLAIN, fw.NodeToStatus())
+    assert result is None
+    assert status is not None
+    assert (status.code, status.reasons) == (
+        fw.Code.UNSCHEDULABLE,
+        ("no new claims to deallocate",),
+    )
+
+
+def test_pod_with_claims_is_refused_loudly() -> None:
+    status = plugin().pre_filter(fw.CycleState(), CLAIMED, [])
+    assert isinstance(status, fw.Status)
+    assert status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert status.reasons == (NOT_MODELLED,)
+    assert "does not model dynamic resource allocation" in NOT_MODELLED
+
+
+def test_gate_off_disables_the_plugin_as_upstream() -> None:
+    gates = FeatureGates(emulated_version="1.34", overrides={"DynamicResourceAllocation": False})
+    pl = plugin(gates)
+    status = pl.pre_filter(fw.CycleState(), CLAIMED, [])
+    assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
+    _, post = pl.post_filter(fw.CycleState(), PLAIN, fw.NodeToStatus())
+    assert post is not None and post.reasons == ("plugin disabled",)
+
+
+def test_args_defaults_and_validation() -> None:
+    args = decode_args(DynamicResourcesArgs, {"filterTimeout": "5s"}, path="args")
+    assert args.filter_timeout == datetime.timedelta(seconds=5)
+    assert args.binding_timeout == datetime.timedelta(seconds=10)
+    assert encode_args(DynamicResourcesArgs())["filterTimeout"] == "10s"
+    with pytest.raises(ConfigError):
+        decode_args(DynamicResourcesArgs, {"filterTimeout": "-1s"}, path="args")
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_default_profile_builds_with_it_in_every_version(version: str) -> None:
+    registry = Registry()
+    registry.register("DynamicResources", DynamicResources)
+    registry.register("DefaultPreemption", DefaultPreemption)
+    registry.register("PrioritySort", PrioritySort)
+    registry.register("DefaultBinder", DefaultBinder)
+    config = load_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "plugins": {
+                        "multiPoint": {
+                            "disabled": [{"name": "*"}],
+                            "enabled": [
+                                {"name": "PrioritySort"},
+                                {"name": "DynamicResources"},
+                                {"name": "DefaultPreemption"},
+                                {"name": "DefaultBinder"},
+                            ],
+                        }
+                    }
+                }
+            ],
+        },
+        emulated_version=version,
+    )
+    fwk = Framework.from_profile(config.profiles[0], registry, features=config.feature_gates)
+    # Before DefaultPreemption, so its reason leads the PostFilter message (the explain and
+    # simulate tests check the whole "no new claims to deallocate, preemption: ..." text).
+    assert [p.name for p in fwk.post_filter_plugins] == ["DynamicResources", "DefaultPreemption"]
