@@ -198,9 +198,12 @@ def test_exceeding_a_csinode_attach_limit_leaves_the_pod_pending() -> None:
         _run(sched)
         assert _pods(backend)["p"].spec.node_name == ""
         failed = [e for e in backend.events if e.reason == "FailedScheduling"]
+        # DynamicResources' PostFilter (the pod has no resource claims) speaks before
+        # DefaultPreemption, as upstream.
         assert failed and failed[-1].note == (
-            "0/1 nodes are available: 1 node(s) exceed max volume count. preemption: 0/1 nodes "
-            "are available: 1 No preemption victims found for incoming pod."
+            "0/1 nodes are available: 1 node(s) exceed max volume count. no new claims to "
+            "deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for "
+            "incoming pod."
         )
         assert _claims(backend)["new"].volume_name == ""  # nothing was bound
     finally:
