@@ -251,7 +251,7 @@ def test_results_and_events_are_unbounded_by_default() -> None:
 
 
 @pytest.mark.parametrize("bad", [{"max_results": 0}, {"max_events": 0}])
-def test_bounds_must_be_positive(bad: dict[str, int]) -> None:
+def test_bounds_must_be_positive(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="must be at least 1"):
         new_scheduler(config(), **bad)
 

@@ -62,10 +62,13 @@ def test_a_run_that_ends_idle_reports_no_stalled_pods() -> None:
     backend.create(_pod("b"))
     sched.run_until_idle(stall_timeout=5.0)
     assert sched.stalled_pods == ("default/a", "default/b")
-    backend.delete(backend.get("Pod", "b", "default"))
+    b = backend.get("Pod", "b", "default")
+    assert isinstance(b, Pod)
+    backend.delete(b)
     sched.run_until_idle(stall_timeout=5.0)
     # Alone, the pod times out once and waits in the unschedulable pool, as upstream: idle.
-    assert sched.stalled_pods == ()
+    stalled: tuple[str, ...] = sched.stalled_pods
+    assert stalled == ()
     assert [p.name for p in sched.queue.unschedulable_pods()] == ["a"]
 
 
