@@ -495,8 +495,9 @@ def explain(
         namespaces: namespaces (their labels matter to pod affinity namespace selectors).
         pdbs: PodDisruptionBudgets (preemption prefers not to violate them).
         workloads: Services, ReplicationControllers, ReplicaSets and StatefulSets, where
-            PodTopologySpread's default constraints take their selector (other objects are
-            ignored).
+            PodTopologySpread's default constraints take their selector, and the storage
+            objects the volume plugins read (PersistentVolumes, claims, StorageClasses and the
+            CSI kinds); other objects are ignored.
         priority_classes: the cluster's PriorityClasses. ``pod`` and ``pods`` that carry no
             ``spec.priority`` go through Priority admission with them (and the built-in
             system classes), as the API server admits a pod it creates; pods with a priority

@@ -243,6 +243,17 @@ def test_the_readme_demo_runs_the_basic_scenario() -> None:
     assert "Simulated 10 pods on 4 nodes" in binpack and "unschedulable      0" in binpack
 
 
+def test_statefulset_volumes_places_every_replica(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out, decisions = simulate(capsys, tmp_path, "statefulset-volumes")
+    placed = placements(decisions)
+    assert sorted(placed) == [f"default/db-{i}" for i in range(4)]
+    assert summary_row(out, "bound")[:2] == ["bound", "4"]
+    # Two static zonal volumes per zone: two replicas per zone.
+    assert Counter(node[len("node-") : -1] for node in placed.values()) == {"a": 2, "b": 2}
+
+
 # -- capacity questions (examples/capacity) ----------------------------------------------------
 
 CAPACITY = EXAMPLES / "capacity"

@@ -271,3 +271,101 @@ def test_schedframe_run_process_schedules_serves_and_stops_on_sigterm(tmp_path: 
         lease = fake.get("Lease", "schedframe", "kube-system")
         assert lease is not None and "holderIdentity" not in lease["spec"]  # released
         assert wait_for(lambda: fake.open_watches() == 0, 5)
+
+
+def test_a_claim_is_bound_through_the_api_before_its_pod(tmp_path: Path) -> None:
+    """VolumeBinding's PreBind patches the volume's claimRef through the API server, waits on
+    the watch until the claim is bound (here by a stand-in PV controller), then the pod is
+    bound to the volume's zone."""
+    with FakeAPIServer(token=TOKEN, bookmark_interval=0.5) as fake:
+        for zone in ("a", "b"):
+            fake.create(
+                {**node(f"n-{zone}"), "metadata": {"name": f"n-{zone}", "labels": {"zone": zone}}}
+            )
+        fake.create(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": "local"},
+                "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "WaitForFirstConsumer",
+            }
+        )
+        fake.create(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": "pv-b"},
+                "spec": {
+                    "capacity": {"storage": "10Gi"},
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "local",
+                    "local": {"path": "/mnt/disk"},
+                    "nodeAffinity": {
+                        "required": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "zone", "operator": "In", "values": ["b"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    },
+                },
+                "status": {"phase": "Available"},
+            }
+        )
+        fake.create(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data", "namespace": "default"},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "local",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            }
+        )
+        kubeconfig = fake.write_kubeconfig(tmp_path / "kubeconfig")
+        backend = KubernetesBackend.from_kubeconfig(kubeconfig, qps=1000, burst=2000)
+        backend.start(timeout=20)
+        sched = Scheduler(load_config(None), backend)
+        runner = threading.Thread(target=sched.run, name="scheduler", daemon=True)
+        runner.start()
+        stop = threading.Event()
+
+        def pv_controller() -> None:  # a stand-in for kube-controller-manager's
+            while not stop.is_set():
+                pv = fake.get("PersistentVolume", "pv-b")
+                claim = fake.get("PersistentVolumeClaim", "data")
+                ref = (pv or {}).get("spec", {}).get("claimRef")
+                if ref and claim and not claim["spec"].get("volumeName"):
+                    fake.patch(
+                        "PersistentVolumeClaim",
+                        "data",
+                        {
+                            "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                            "spec": {"volumeName": "pv-b"},
+                        },
+                    )
+                time.sleep(0.02)
+
+        controller = threading.Thread(target=pv_controller, daemon=True)
+        controller.start()
+        try:
+            p = pod("db-0")
+            p["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+            fake.create(p)
+            assert wait_for(lambda: len(fake.bindings) >= 1, 30)
+            assert fake.bindings[0].node == "n-b"
+            stored = fake.get("PersistentVolume", "pv-b")
+            assert stored is not None
+            assert stored["spec"]["claimRef"]["name"] == "data"
+            assert stored["spec"]["local"] == {"path": "/mnt/disk"}  # untouched by the patch
+        finally:
+            stop.set()
+            sched.stop()
+            runner.join(10)
+            backend.close()

@@ -39,9 +39,16 @@ class BackendFork(MemoryBackend):
     """
 
     def __init__(self, parent: MemoryBackend, *, clock: Clock | None = None) -> None:
-        super().__init__(clock=clock if clock is not None else parent._clock)
+        super().__init__(
+            clock=clock if clock is not None else parent._clock,
+            storage_controller=parent._storage is not None,
+        )
         self._graceful = parent._graceful
         with parent._lock:
+            if parent._storage is not None and self._storage is not None:
+                # The fork's storage controller goes on where the parent's is: the same
+                # injected failures left, the same count of provisioned volumes (their handles).
+                self._storage.copy_state(parent._storage)
             # Objects are frozen values: sharing them is safe; only the indexes are copied.
             self._store = collections.defaultdict(
                 dict, {kind: dict(objects) for kind, objects in parent._store.items()}
@@ -150,6 +157,8 @@ class BackendFork(MemoryBackend):
                     parent._check_open()
                     parent._log.append(entry)
             parent.events.extend(self.events[self._base_events :])
+            if parent._storage is not None and self._storage is not None:
+                parent._storage.copy_state(self._storage)
             self._closed = "committed"
         parent._drain()
         return len(self._log)

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 
@@ -22,6 +22,7 @@ import attrs
 from schedframe._evolve import evolve
 from schedframe.backends._admission import admit_priority, validate_priority_class
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
+from schedframe.backends._storage_controller import StorageController
 from schedframe.errors import BackendError
 from schedframe.objects import (
     Namespace,
@@ -37,6 +38,15 @@ from schedframe.objects import (
     StatefulSet,
 )
 from schedframe.objects._custom import CustomObject, custom_kind
+from schedframe.objects._storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 if TYPE_CHECKING:
     from schedframe.backends._fork import BackendFork
@@ -56,6 +66,13 @@ _Object: TypeAlias = (
     | ReplicationController
     | ReplicaSet
     | StatefulSet
+    | StorageClass
+    | CSINode
+    | CSIDriver
+    | CSIStorageCapacity
+    | PersistentVolume
+    | PersistentVolumeClaim
+    | VolumeAttachment
     | CustomObject
 )
 _OBJECT_TYPES: Final = (
@@ -69,6 +86,13 @@ _OBJECT_TYPES: Final = (
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    StorageClass,
+    CSINode,
+    CSIDriver,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    VolumeAttachment,
 )
 _Key: TypeAlias = tuple[str, str]
 _T = TypeVar(
@@ -82,6 +106,13 @@ _T = TypeVar(
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    StorageClass,
+    CSINode,
+    CSIDriver,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    VolumeAttachment,
     CustomObject,
 )
 
@@ -109,6 +140,13 @@ _KIND_OF: Final[dict[type, str]] = {
     ReplicationController: "ReplicationController",
     ReplicaSet: "ReplicaSet",
     StatefulSet: "StatefulSet",
+    StorageClass: "StorageClass",
+    CSINode: "CSINode",
+    CSIDriver: "CSIDriver",
+    CSIStorageCapacity: "CSIStorageCapacity",
+    PersistentVolume: "PersistentVolume",
+    PersistentVolumeClaim: "PersistentVolumeClaim",
+    VolumeAttachment: "VolumeAttachment",
 }
 #: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
 STORED_KINDS: Final = (*KINDS, "PriorityClass")
@@ -123,6 +161,13 @@ _RESOURCE: Final = {
     "ReplicationController": "replicationcontrollers",
     "ReplicaSet": "replicasets.apps",
     "StatefulSet": "statefulsets.apps",
+    "StorageClass": "storageclasses.storage.k8s.io",
+    "CSINode": "csinodes.storage.k8s.io",
+    "CSIDriver": "csidrivers.storage.k8s.io",
+    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
+    "PersistentVolume": "persistentvolumes",
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "VolumeAttachment": "volumeattachments.storage.k8s.io",
 }
 _ETCD_PREFIX: Final = {
     "Pod": "/registry/pods",
@@ -134,8 +179,28 @@ _ETCD_PREFIX: Final = {
     "ReplicationController": "/registry/controllers",
     "ReplicaSet": "/registry/replicasets",
     "StatefulSet": "/registry/statefulsets",
+    "StorageClass": "/registry/storageclasses",
+    "CSINode": "/registry/csinodes",
+    "CSIDriver": "/registry/csidrivers",
+    "CSIStorageCapacity": "/registry/csistoragecapacities",
+    "PersistentVolume": "/registry/persistentvolumes",
+    "PersistentVolumeClaim": "/registry/persistentvolumeclaims",
+    "VolumeAttachment": "/registry/volumeattachments",
 }
-_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
+# The kinds whose writes the storage controller reacts to.
+_RECONCILED: Final = frozenset({"PersistentVolume", "PersistentVolumeClaim"})
+_CLUSTER_SCOPED: Final = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "PriorityClass",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "PersistentVolume",
+        "VolumeAttachment",
+    }
+)
 _OPTIMISTIC_LOCK_MSG: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
@@ -213,16 +278,19 @@ class MemoryBackend:
     """The embedded backend: a real object store with the API server's semantics.
 
     Args:
-        objects: objects to create first, in order (PriorityClasses before all others):
-            any of :data:`STORED_KINDS`, or a :class:`~schedframe.objects.CustomObject` of a
-            declared custom kind (watched like the others, replayed before pods); each gets
-            the next resourceVersion.
+        objects: objects to create first, in order (PriorityClasses before all others,
+            PersistentVolumeClaims after them): any of :data:`STORED_KINDS`, or a
+            :class:`~schedframe.objects.CustomObject` of a declared custom kind (watched like
+            the others, replayed before pods); each gets the next resourceVersion.
         clock: where time comes from (deletion and condition timestamps, event times, grace
             periods); wall time by default. Graceful deletion needs ``call_later``.
         graceful_deletion: delete bound pods gracefully, as kube-apiserver does: set
             ``deletionTimestamp`` = now + grace period (``MODIFIED``), and remove the pod when
             the grace period has run out on the clock (``DELETED``), as the kubelet would. By
             default pods are deleted at once.
+        storage_controller: play the PersistentVolume controller and a CSI provisioner
+            after every PV and PVC write (see :mod:`schedframe.backends._storage_controller`):
+            claims get bound and dynamic classes provisioned, as in a real cluster.
 
     Thread-safe. Watch callbacks run in the thread of the write that caused them, before
     that write returns, one event at a time in resourceVersion order; a callback may write
@@ -239,6 +307,7 @@ class MemoryBackend:
         *,
         clock: Clock | None = None,
         graceful_deletion: bool = False,
+        storage_controller: bool = True,
     ) -> None:
         self._clock: Clock = clock if clock is not None else _WallClock()
         if graceful_deletion and not hasattr(self._clock, "call_later"):
@@ -254,8 +323,12 @@ class MemoryBackend:
         self._deliverer: int | None = None
         #: Events recorded through :meth:`record_event`, oldest first.
         self.events: list[Event] = []
+        self._storage: StorageController | None = None
+        if storage_controller:
+            self._storage = StorageController(self._get_locked, self._list_locked, self._put)
         # PriorityClasses first, so that admission finds the classes the pods name.
-        for obj in sorted(objects, key=lambda o: not isinstance(o, PriorityClass)):
+        # Claims after the rest, so that the storage controller finds their classes and volumes.
+        for obj in sorted(objects, key=_creation_order):
             kind = _kind(obj)
             with self._lock:
                 self._create(kind, obj, self._now())
@@ -629,7 +702,62 @@ class MemoryBackend:
                 self._finalize(key, None)
         self._drain()
 
+    # -- storage -------------------------------------------------------------------------------
+
+    def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT a PersistentVolume (what VolumeBinding's PreBind writes); see :meth:`update`."""
+        return self.update(pv)
+
+    def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT a PersistentVolumeClaim (what VolumeBinding's PreBind writes)."""
+        return self.update(pvc)
+
+    def inject_provisioning_failure(self, *, times: int = 1) -> None:
+        """Make the next ``times`` dynamic provisionings fail as a provisioner signals it:
+        the claim's ``volume.kubernetes.io/selected-node`` annotation is removed, and the
+        scheduler's PreBind fails with ``provisioning failed for PVC "<name>"``.
+
+        Raises:
+            RuntimeError: when the backend was made without its storage controller.
+        """
+        if self._storage is None:
+            raise RuntimeError("the backend was made with storage_controller=False")
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._storage.failing_provisions = times
+
+    def inject_binding_stall(self, *, times: int = 1) -> None:
+        """Make the storage controller leave the next ``times`` volume bindings undone (a PV
+        controller that is slow or down): the scheduler's PreBind then waits until its
+        ``bindTimeoutSeconds`` and fails with ``binding volumes: context deadline exceeded``.
+        The controller binds the claim on the next write of it or its volume.
+
+        Raises:
+            RuntimeError: when the backend was made without its storage controller.
+        """
+        if self._storage is None:
+            raise RuntimeError("the backend was made with storage_controller=False")
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._storage.stalled_bindings = times
+
     # -- internals (self._lock held) -----------------------------------------------------------
+
+    def _get_locked(self, kind: str, name: str, namespace: str) -> object | None:
+        return self._store[kind].get(("" if kind in _CLUSTER_SCOPED else namespace, name))
+
+    def _list_locked(self, kind: str) -> Sequence[object]:
+        objects = self._store[kind]
+        return [objects[key] for key in sorted(objects)]
+
+    def _put(self, obj: object) -> object:
+        """Create or replace ``obj`` for the storage controller (no version check)."""
+        kind = _kind(obj)
+        if _key(kind, obj) in self._store[kind]:
+            return self._update(kind, obj, check_version=False)
+        return self._create(kind, obj, self._now())
 
     def _now(self) -> datetime:
         # API times serialise to whole seconds (RFC 3339), so informers see them truncated.
@@ -684,7 +812,10 @@ class MemoryBackend:
                 reason="AlreadyExists",
                 code=409,
             )
-        return self._write(kind, key, obj, None, metadata=_defaults(obj, kind, now))
+        stored = self._write(kind, key, obj, None, metadata=_defaults(obj, kind, now))
+        if self._storage is not None and kind in _RECONCILED:
+            self._storage.reconcile(stored)
+        return stored
 
     def _update(self, kind: str, obj: object, *, check_version: bool) -> _Object:
         assert isinstance(obj, _OBJECT_TYPES)
@@ -721,8 +852,15 @@ class MemoryBackend:
         )
         new = evolve(obj, metadata=new_meta)
         if new == stored:
-            return stored  # nothing changed: no write, no event
-        return self._write(kind, key, new, stored)
+            # Nothing changed: no write, no event; the storage controller still looks at the
+            # object, as its periodic resync would.
+            if self._storage is not None and kind in _RECONCILED:
+                self._storage.reconcile(stored)
+            return stored
+        written = self._write(kind, key, new, stored)
+        if self._storage is not None and kind in _RECONCILED:
+            self._storage.reconcile(written)
+        return written
 
     def _patch_status(
         self,
@@ -816,6 +954,12 @@ def _kind(obj: object) -> str:
             f"cannot store {type(obj).__name__}; expected one of {', '.join(STORED_KINDS)}"
         )
     return kind
+
+
+def _creation_order(obj: object) -> int:
+    if isinstance(obj, PriorityClass):
+        return 0
+    return 2 if isinstance(obj, PersistentVolumeClaim) else 1
 
 
 def _cluster_scoped(kind: str) -> bool:

@@ -16,8 +16,9 @@ from schedframe.framework import Binder
 __all__ = ["KINDS", "Backend", "Binder", "Lister", "Subscription", "WatchEvent"]
 
 #: The kinds a backend lists and watches (those kube-scheduler's informers watch), in the
-#: order a new subscriber is replayed them (pods last, so their namespaces, nodes, budgets
-#: and the workload objects default spreading reads are known when they arrive).
+#: order a new subscriber is replayed them (pods last, so their namespaces, nodes, budgets,
+#: the workload objects default spreading reads and the storage objects the volume plugins
+#: read are known when they arrive).
 KINDS: Final = (
     "Namespace",
     "Node",
@@ -26,6 +27,13 @@ KINDS: Final = (
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "VolumeAttachment",
     "Pod",
 )
 

@@ -61,6 +61,8 @@ from schedframe.framework._handle import (
     ObjectLister,
     PluginsRunner,
     SharedLister,
+    StorageLister,
+    VolumeWriter,
     WaitingPod,
     WorkloadLister,
 )
@@ -180,6 +182,8 @@ __all__ = [
     "StateKey",
     "Status",
     "StatusError",
+    "StorageLister",
+    "VolumeWriter",
     "WaitingPod",
     "WeightedAffinityTerm",
     "ObjectLister",

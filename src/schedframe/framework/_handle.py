@@ -27,6 +27,15 @@ if TYPE_CHECKING:
         Service,
         StatefulSet,
     )
+    from schedframe.objects._storage import (
+        CSIDriver,
+        CSINode,
+        CSIStorageCapacity,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+        VolumeAttachment,
+    )
 
 __all__ = [
     "Binder",
@@ -38,6 +47,8 @@ __all__ = [
     "ObjectLister",
     "PluginsRunner",
     "SharedLister",
+    "StorageLister",
+    "VolumeWriter",
     "WaitingPod",
     "WorkloadLister",
 ]
@@ -108,6 +119,76 @@ class WorkloadLister(Protocol):
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
         """A StatefulSet by namespace and name, or ``None``."""
+        ...
+
+
+class StorageLister(Protocol):
+    """The storage objects the volume plugins read.
+
+    What upstream's VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits read
+    through the PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+    CSIStorageCapacity and VolumeAttachment informers' listers. Provisional.
+
+    .. versionadded:: 0.2
+    """
+
+    #: Changes on every write (memos key on it).
+    generation: int
+
+    def persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """A claim by namespace and name, or ``None``."""
+        ...
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None:
+        """A volume by name, or ``None``."""
+        ...
+
+    def persistent_volumes(self) -> Sequence[PersistentVolume]:
+        """Every PersistentVolume, by name."""
+        ...
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        """A StorageClass by name, or ``None``."""
+        ...
+
+    def csi_node(self, name: str) -> CSINode | None:
+        """The CSINode of a node, or ``None``."""
+        ...
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        """A CSIDriver by name, or ``None``."""
+        ...
+
+    def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]:
+        """Every CSIStorageCapacity."""
+        ...
+
+    def volume_attachments(self) -> Sequence[VolumeAttachment]:
+        """Every VolumeAttachment."""
+        ...
+
+    def wait_for_change(self, generation: int, timeout: float) -> int:
+        """Block until :attr:`generation` differs from ``generation`` or ``timeout`` seconds
+        pass; returns the generation then."""
+        ...
+
+
+@runtime_checkable
+class VolumeWriter(Protocol):
+    """The API writes VolumeBinding's PreBind makes (an optional part of a backend's
+    :class:`Binder`; both backends have it). Provisional.
+
+    .. versionadded:: 0.2
+    """
+
+    def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT the volume (optimistic concurrency on its resourceVersion); returns it as
+        stored. Raises :class:`~schedframe.errors.BackendError` on failure."""
+        ...
+
+    def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT the claim; returns it as stored. Raises
+        :class:`~schedframe.errors.BackendError` on failure."""
         ...
 
 
@@ -372,6 +453,14 @@ class Handle(PluginsRunner, Protocol):
     def workload_lister(self) -> WorkloadLister:
         """Services, ReplicationControllers, ReplicaSets and StatefulSets, as the backend's
         watch reports them (PodTopologySpread's default selectors come from them)."""
+        ...
+
+    def storage_lister(self) -> StorageLister:
+        """PersistentVolumes, claims, StorageClasses and the CSI objects, as the backend's
+        watch reports them (the volume plugins read them).
+
+        .. versionadded:: 0.2
+        """
         ...
 
     @overload

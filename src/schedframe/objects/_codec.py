@@ -74,6 +74,7 @@ from schedframe.objects._pod import (
     Affinity,
     Container,
     ContainerPort,
+    DiskSource,
     NodeAffinity,
     Pod,
     PodAffinity,
@@ -121,11 +122,16 @@ __all__ = [
 ]
 
 _KINDS: Final = (
+    "CSIDriver",
+    "CSINode",
+    "CSIStorageCapacity",
     "DaemonSet",
     "Deployment",
     "Job",
     "Namespace",
     "Node",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "Pod",
     "PodDisruptionBudget",
     "PriorityClass",
@@ -133,6 +139,8 @@ _KINDS: Final = (
     "ReplicationController",
     "Service",
     "StatefulSet",
+    "StorageClass",
+    "VolumeAttachment",
 )
 #: The ``validate`` modes, as ``kubectl --validate``: an unknown field is an error
 #: (``strict``, the default), a :class:`~schedframe.errors.ManifestWarning` (``warn``), or
@@ -815,6 +823,33 @@ def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> bool:
     return True
 
 
+# In-tree disk sources of a pod volume, with the field naming the disk.
+_DISK_SOURCES: Final = (
+    ("gcePersistentDisk", "pdName"),
+    ("awsElasticBlockStore", "volumeID"),
+    ("rbd", "image"),
+    ("iscsi", "iqn"),
+    ("azureDisk", "diskName"),
+)
+
+
+def _disk_source(r: _Reader, v: _Dict, path: str) -> DiskSource | None:
+    for kind, key in _DISK_SOURCES:
+        d = r.map_(v, kind, path)
+        if d is None:
+            continue
+        where = _join(path, kind)
+        r.known(d, where, _fields.DISK_SOURCES[kind])
+        return DiskSource(
+            kind=kind,
+            name=r.text(d, key, where),
+            read_only=r.flag(d, "readOnly", where),
+            monitors=r.texts(d, "monitors", where) if kind == "rbd" else (),
+            pool=(r.text(d, "pool", where) or "rbd") if kind == "rbd" else "",
+        )
+    return None
+
+
 def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     kind_ok = _check_kind(r, obj, base, "Pod")
     meta = _metadata(r, obj, base, default_namespace="default")
@@ -831,7 +866,17 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         if pvc is not None:
             r.known(pvc, _join(p, "persistentVolumeClaim"), _fields.PVC_VOLUME_SOURCE)
         claim = None if pvc is None else r.text(pvc, "claimName", _join(p, "persistentVolumeClaim"))
-        volumes.append(Volume(name=r.text(v, "name", p), persistent_volume_claim=claim))
+        ephemeral = r.map_(v, "ephemeral", p)
+        if ephemeral is not None:
+            r.known(ephemeral, _join(p, "ephemeral"), _fields.EPHEMERAL_VOLUME_SOURCE)
+        volumes.append(
+            Volume(
+                name=r.text(v, "name", p),
+                persistent_volume_claim=claim,
+                ephemeral=ephemeral is not None,
+                disk=_disk_source(r, v, p),
+            )
+        )
     overhead = r.quantities(d, "overhead", path)
     pod_resources = _pod_resources(r, d, path)
     spec = PodSpec(
@@ -1564,8 +1609,8 @@ def load_manifests(
 
     Objects of kinds kube-scheduler never reads (ConfigMap, Secret, Event, custom
     resources, ... see :data:`UNREAD_KINDS`) are skipped, and so are kinds it reads that
-    schedframe does not model yet (:data:`NOT_MODELLED_KINDS`: PersistentVolume,
-    PersistentVolumeClaim, StorageClass, CSINode, ResourceSlice, ...). Neither is silent:
+    schedframe does not model yet (:data:`NOT_MODELLED_KINDS`: ResourceSlice,
+    ResourceClaim, DeviceClass, ...). Neither is silent:
     each skipped kind is counted in ``report``, or, without one, logged as one warning line
     per kind on the ``schedframe.objects`` logger. Any other unknown kind is an error.
 
@@ -1817,6 +1862,16 @@ def _pod_out(pod: Pod) -> dict[str, object]:
         volume: dict[str, object] = {"name": v.name}
         if v.persistent_volume_claim is not None:
             volume["persistentVolumeClaim"] = {"claimName": v.persistent_volume_claim}
+        if v.ephemeral:
+            volume["ephemeral"] = {"volumeClaimTemplate": {"spec": {}}}
+        if v.disk is not None:
+            key = dict(_DISK_SOURCES)[v.disk.kind]
+            disk: dict[str, object] = {key: v.disk.name}
+            _put(disk, "readOnly", v.disk.read_only)
+            if v.disk.kind == "rbd":
+                disk["monitors"] = list(v.disk.monitors)
+                disk["pool"] = v.disk.pool
+            volume[v.disk.kind] = disk
         volumes.append(volume)
     _put(spec, "volumes", volumes)
     _put(spec, "resourceClaims", [{"name": c} for c in s.resource_claims])
@@ -1928,12 +1983,12 @@ def to_dict(obj: object) -> dict[str, object]:
         return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta_out(obj.metadata)}
     if isinstance(obj, PodDisruptionBudget):
         return _pdb_out(obj)
-    out = _codec_workloads.encode(obj) or _codec_custom.encode(obj)
+    out = _codec_workloads.encode(obj) or _codec_storage.encode(obj) or _codec_custom.encode(obj)
     if out is not None:
         return out
     raise TypeError(f"to_dict() cannot encode {type(obj).__name__}")
 
 
-# The PriorityClass and workload kinds register their decoders in _PARSERS on import; custom
-# kinds and CustomResourceDefinitions are decoded by _codec_custom.
-from schedframe.objects import _codec_custom, _codec_workloads  # noqa: E402
+# The PriorityClass, workload and storage kinds register their decoders in _PARSERS on
+# import; custom kinds and CustomResourceDefinitions are decoded by _codec_custom.
+from schedframe.objects import _codec_custom, _codec_storage, _codec_workloads  # noqa: E402

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 
 from schedframe.objects import _codec as c
-from schedframe.objects import _fields
+from schedframe.objects import _codec_storage, _fields
 from schedframe.objects._meta import LabelSelector, ObjectMeta
 from schedframe.objects._pod import Pod
 from schedframe.objects._scheduling import (
@@ -234,6 +234,10 @@ def _stateful_set(r: c._Reader, obj: c._Dict, base: str) -> StatefulSet | None:
     replicas = _replicas(r, d, "replicas", path, 1)
     policy = r.one_of(d, "podManagementPolicy", path, POD_MANAGEMENT_POLICIES, "OrderedReady")
     service_name = r.text(d, "serviceName", path)
+    claims = tuple(
+        _codec_storage.claim_template(r, t, p, meta.namespace)
+        for t, p in r.items(d, "volumeClaimTemplates", path)
+    )
     if template is None:
         return None
     return StatefulSet(
@@ -243,6 +247,7 @@ def _stateful_set(r: c._Reader, obj: c._Dict, base: str) -> StatefulSet | None:
         template=template,
         service_name=service_name,
         pod_management_policy=policy,
+        volume_claim_templates=claims,
     )
 
 
@@ -365,6 +370,11 @@ def _stateful_set_out(sts: StatefulSet) -> dict[str, object]:
     assert isinstance(spec, dict)
     c._put(spec, "serviceName", sts.service_name)
     spec["podManagementPolicy"] = sts.pod_management_policy
+    c._put(
+        spec,
+        "volumeClaimTemplates",
+        [_codec_storage.claim_template_out(t) for t in sts.volume_claim_templates],
+    )
     return out
 
 

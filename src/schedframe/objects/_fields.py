@@ -231,7 +231,6 @@ STATEFUL_SET_SPEC: Final = (
     "persistentVolumeClaimRetentionPolicy",
     "revisionHistoryLimit",
     "updateStrategy",
-    "volumeClaimTemplates",
 )
 
 #: ``apps/v1`` ``DeploymentSpec`` fields the scheduler does not read.
@@ -262,3 +261,125 @@ JOB_SPEC: Final = (
     "suspend",
     "ttlSecondsAfterFinished",
 )
+
+#: ``v1.EphemeralVolumeSource`` fields the scheduler does not read (a pod's generic ephemeral
+#: volume counts as a claim; its template is the API server's business).
+EPHEMERAL_VOLUME_SOURCE: Final = ("volumeClaimTemplate",)
+
+#: The fields of each in-tree or CSI volume source of a ``v1.PersistentVolumeSpec`` (a pod's
+#: ``gcePersistentDisk``, ``awsElasticBlockStore``, ``rbd``, ``iscsi`` and ``azureDisk``
+#: volumes have the same fields). The decoder reads a few of them (a disk's name, ``readOnly``,
+#: a CSI volume's ``driver`` and ``volumeHandle``) and accepts the others.
+VOLUME_SOURCE_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "awsElasticBlockStore": ("volumeID", "fsType", "partition", "readOnly"),
+    "azureDisk": ("diskName", "diskURI", "cachingMode", "fsType", "readOnly", "kind"),
+    "azureFile": ("secretName", "shareName", "readOnly", "secretNamespace"),
+    "cephfs": ("monitors", "path", "user", "secretFile", "secretRef", "readOnly"),
+    "cinder": ("volumeID", "fsType", "readOnly", "secretRef"),
+    "csi": (
+        "driver",
+        "volumeHandle",
+        "readOnly",
+        "fsType",
+        "volumeAttributes",
+        "controllerPublishSecretRef",
+        "nodeStageSecretRef",
+        "nodePublishSecretRef",
+        "controllerExpandSecretRef",
+        "nodeExpandSecretRef",
+    ),
+    "fc": ("targetWWNs", "lun", "fsType", "readOnly", "wwids"),
+    "flexVolume": ("driver", "fsType", "secretRef", "readOnly", "options"),
+    "flocker": ("datasetName", "datasetUUID"),
+    "gcePersistentDisk": ("pdName", "fsType", "partition", "readOnly"),
+    "glusterfs": ("endpoints", "path", "readOnly", "endpointsNamespace"),
+    "hostPath": ("path", "type"),
+    "iscsi": (
+        "targetPortal",
+        "iqn",
+        "lun",
+        "iscsiInterface",
+        "fsType",
+        "readOnly",
+        "portals",
+        "chapAuthDiscovery",
+        "chapAuthSession",
+        "secretRef",
+        "initiatorName",
+    ),
+    "local": ("path", "fsType"),
+    "nfs": ("server", "path", "readOnly"),
+    "photonPersistentDisk": ("pdID", "fsType"),
+    "portworxVolume": ("volumeID", "fsType", "readOnly"),
+    "quobyte": ("registry", "volume", "readOnly", "user", "group", "tenant"),
+    "rbd": ("monitors", "image", "fsType", "pool", "user", "keyring", "secretRef", "readOnly"),
+    "scaleIO": (
+        "gateway",
+        "system",
+        "secretRef",
+        "sslEnabled",
+        "protectionDomain",
+        "storagePool",
+        "storageMode",
+        "volumeName",
+        "fsType",
+        "readOnly",
+    ),
+    "storageos": ("volumeName", "volumeNamespace", "fsType", "readOnly", "secretRef"),
+    "vsphereVolume": ("volumePath", "fsType", "storagePolicyName", "storagePolicyID"),
+}
+
+#: The in-tree disk sources of a pod volume (VolumeRestrictions, NodeVolumeLimits), by field.
+DISK_SOURCES: Final = {
+    k: VOLUME_SOURCE_FIELDS[k]
+    for k in ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi", "azureDisk")
+}
+
+#: ``v1.PersistentVolumeSpec`` fields the decoder does not read (besides the volume sources
+#: other than the one given, which validation reports).
+PV_SPEC: Final = ("mountOptions", "volumeAttributesClassName", *VOLUME_SOURCE_FIELDS)
+
+#: ``v1.PersistentVolumeStatus`` fields the decoder does not read.
+PV_STATUS: Final = ("message", "reason", "lastPhaseTransitionTime")
+
+#: ``v1.ObjectReference`` fields of a volume's ``claimRef`` the decoder does not read.
+CLAIM_REF: Final = ("kind", "apiVersion", "fieldPath")
+
+#: ``v1.PersistentVolumeClaimSpec`` fields the decoder does not read.
+PVC_SPEC: Final = ("dataSource", "dataSourceRef", "volumeAttributesClassName")
+
+#: ``v1.VolumeResourceRequirements`` fields the decoder does not read.
+VOLUME_RESOURCES: Final = ("limits",)
+
+#: ``v1.PersistentVolumeClaimStatus`` fields the decoder does not read.
+PVC_STATUS: Final = (
+    "accessModes",
+    "conditions",
+    "allocatedResources",
+    "allocatedResourceStatuses",
+    "currentVolumeAttributesClassName",
+    "modifyVolumeStatus",
+    "healthStatus",
+)
+
+#: ``storage/v1`` ``StorageClass`` fields the decoder does not read.
+STORAGE_CLASS: Final = ("mountOptions",)
+
+#: ``storage/v1`` ``CSIDriverSpec`` fields the decoder does not read.
+CSI_DRIVER_SPEC: Final = (
+    "podInfoOnMount",
+    "volumeLifecycleModes",
+    "fsGroupPolicy",
+    "tokenRequests",
+    "requiresRepublish",
+    "seLinuxMount",
+    "nodeAllocatableUpdatePeriodSeconds",
+    "serviceAccountTokenInSecrets",
+    "preventPodSchedulingIfMissing",
+)
+
+#: ``storage/v1`` ``VolumeAttachmentSource`` fields the decoder does not read.
+VOLUME_ATTACHMENT_SOURCE: Final = ("inlineVolumeSpec",)
+
+#: ``storage/v1`` ``VolumeAttachmentStatus`` fields the decoder does not read.
+VOLUME_ATTACHMENT_STATUS: Final = ("attachmentMetadata", "attachError", "detachError")

@@ -31,6 +31,7 @@ from schedframe.objects._quantity import (
 )
 
 __all__ = [
+    "DiskSource",
     "DEFAULT_SCHEDULER_NAME",
     "Affinity",
     "Container",
@@ -216,11 +217,42 @@ class PodCondition:
 
 
 @attrs.frozen(kw_only=True)
+class DiskSource:
+    """An in-tree disk a pod mounts directly (VolumeRestrictions' conflicts, attach limits).
+
+    Attributes:
+        kind: the source's field name: ``gcePersistentDisk``, ``awsElasticBlockStore``,
+            ``rbd``, ``iscsi`` or ``azureDisk``.
+        name: what identifies the disk: ``pdName``, ``volumeID``, ``image``, ``iqn`` or
+            ``diskName``.
+        read_only: ``readOnly``.
+        monitors: ``rbd.monitors``; pool: ``rbd.pool`` (defaulted to ``rbd``).
+    """
+
+    kind: str
+    name: str
+    read_only: bool = False
+    monitors: tuple[str, ...] = ()
+    pool: str = ""
+
+
+@attrs.frozen(kw_only=True)
 class Volume:
-    """A pod volume; only a PersistentVolumeClaim source is modelled (its ``claimName``)."""
+    """A pod volume; the claim sources are modelled: a PersistentVolumeClaim (its
+    ``claimName``) and a generic ephemeral volume (``ephemeral``), whose claim the
+    ephemeral volume controller names ``<pod>-<volume>``."""
 
     name: str
     persistent_volume_claim: str | None = None
+    ephemeral: bool = False
+    disk: DiskSource | None = None
+
+    def claim_name(self, pod_name: str) -> str | None:
+        """The claim this volume uses in pod ``pod_name``, or ``None`` for another source
+        (upstream ``ephemeral.VolumeClaimName`` for ephemeral volumes)."""
+        if self.ephemeral:
+            return f"{pod_name}-{self.name}"
+        return self.persistent_volume_claim
 
 
 @attrs.frozen(kw_only=True)

@@ -51,21 +51,14 @@ UNREAD_KINDS: Final = frozenset(
         "VolumeSnapshotContent",
     }
 )
-#: Kinds kube-scheduler reads (volume binding and limits, dynamic resource allocation) that
+#: Kinds kube-scheduler reads (dynamic resource allocation) that
 #: schedframe does not model yet: skipped with a loud warning, never silently.
 NOT_MODELLED_KINDS: Final = frozenset(
     {
-        "CSIDriver",
-        "CSINode",
-        "CSIStorageCapacity",
         "DeviceClass",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
         "ResourceClaim",
         "ResourceClaimTemplate",
         "ResourceSlice",
-        "StorageClass",
-        "VolumeAttachment",
     }
 )
 
@@ -78,8 +71,7 @@ class LoadReport:
         skipped: kinds kube-scheduler never reads (ConfigMap, Secret, Event, custom
             resources, ...), with how many objects of each were skipped.
         not_modelled: kinds kube-scheduler reads that schedframe does not model yet
-            (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, ResourceSlice,
-            ...): the results may differ from the cluster's for pods that use them.
+            (ResourceSlice, ResourceClaim, DeviceClass, ...): the results may differ from the cluster's for pods that use them.
     """
 
     skipped: dict[str, int] = attrs.field(factory=dict)

@@ -15,6 +15,7 @@ import attrs
 
 from schedframe.objects._meta import LabelSelector, ObjectMeta
 from schedframe.objects._pod import Pod
+from schedframe.objects._storage import PersistentVolumeClaim
 
 __all__ = [
     "POD_MANAGEMENT_POLICIES",
@@ -91,6 +92,8 @@ class StatefulSet(_Named):
     template: Pod
     service_name: str = ""
     pod_management_policy: str = "OrderedReady"
+    #: ``spec.volumeClaimTemplates``: each pod gets a claim ``<template>-<name>-<ordinal>``.
+    volume_claim_templates: tuple[PersistentVolumeClaim, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

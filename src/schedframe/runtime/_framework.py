@@ -759,6 +759,10 @@ class Framework:
         """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
         return self._cluster.workloads
 
+    def storage_lister(self) -> fw.StorageLister:
+        """PersistentVolumes, claims, StorageClasses and CSI objects (the volume plugins)."""
+        return self._cluster.storage
+
     def lister(self, kind: type | str) -> KindLister:
         """The objects of ``kind`` (a class or a kind name) the backend's watch reported
         (upstream informer listers)."""

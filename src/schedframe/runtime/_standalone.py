@@ -19,6 +19,7 @@ from schedframe import framework as fw
 from schedframe.errors import BackendError
 from schedframe.framework import PodInfo
 from schedframe.runtime._object_store import ObjectStore
+from schedframe.runtime._storage_lister import StorageStore
 from schedframe.runtime._workload_lister import WorkloadStore
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class ClusterView:
         others = list(workloads)
         #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
         self.workloads = WorkloadStore(others)
+        #: PVs, PVCs, StorageClasses and the CSI objects found in ``workloads``.
+        self.storage = StorageStore(others)
         #: Every object by kind (``Handle.lister``), ``workloads`` of any kind included; the
         #: scheduler's watch keeps it current.
         self.objects = ObjectStore([*self._namespaces.values(), *self._pdbs, *others])

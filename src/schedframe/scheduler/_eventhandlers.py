@@ -20,7 +20,20 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from schedframe.framework import ActionType, ClusterEvent, EventResource
-from schedframe.objects import CustomObject, Namespace, Node, Pod, PodDisruptionBudget
+from schedframe.objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    CustomObject,
+    Namespace,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    StorageClass,
+    VolumeAttachment,
+)
 from schedframe.runtime import ClusterView
 
 if TYPE_CHECKING:
@@ -58,6 +71,16 @@ EVENT_UNSCHEDULED_POD_DELETE: Final = ClusterEvent(
 )
 EVENT_NODE_ADD: Final = ClusterEvent(EventResource.NODE, ActionType.ADD)
 EVENT_NODE_DELETE: Final = ClusterEvent(EventResource.NODE, ActionType.DELETE)
+# The event resource of each storage kind (upstream addAllEventHandlers' gvk cases).
+_STORAGE_RESOURCE: Final[dict[type, EventResource]] = {
+    PersistentVolume: EventResource.PERSISTENT_VOLUME,
+    PersistentVolumeClaim: EventResource.PERSISTENT_VOLUME_CLAIM,
+    StorageClass: EventResource.STORAGE_CLASS,
+    CSINode: EventResource.CSI_NODE,
+    CSIDriver: EventResource.CSI_DRIVER,
+    CSIStorageCapacity: EventResource.CSI_STORAGE_CAPACITY,
+    VolumeAttachment: EventResource.VOLUME_ATTACHMENT,
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,6 +329,8 @@ class EventHandlers:
                 self.cluster.delete_pdb(obj)
             else:
                 self.cluster.set_pdb(obj)
+        elif _STORAGE_RESOURCE.get(type(obj)) is not None:
+            self.on_storage(event_type, obj, old)
         elif event_type == "DELETED" and self.cluster.workloads.delete(obj):
             pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
         elif event_type != "DELETED" and self.cluster.workloads.set(obj):
@@ -314,6 +339,23 @@ class EventHandlers:
             self.custom_object_event(event_type, obj, old)
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
+
+    def on_storage(self, event_type: str, obj: object, old: object | None) -> None:
+        """Upstream's storage informer handlers: keep the object for the volume plugins,
+        then move the pods a change of that resource may help (``MoveAllToActiveOrBackoff``).
+        """
+        resource = _STORAGE_RESOURCE[type(obj)]
+        if event_type == "DELETED":
+            self.cluster.storage.delete(obj)
+            action, old_obj, new_obj = ActionType.DELETE, obj, None
+        else:
+            self.cluster.storage.set(obj)
+            if event_type == "ADDED":
+                action, old_obj, new_obj = ActionType.ADD, None, obj
+            else:
+                action, old_obj, new_obj = ActionType.UPDATE, old, obj
+        event = ClusterEvent(resource, action)
+        self.queue.move_all_to_active_or_backoff_queue(event, old_obj, new_obj, None)
 
     def custom_object_event(self, event_type: str, obj: CustomObject, old: object | None) -> None:
         """A custom object changed: requeue the pods whose plugins registered the kind (the

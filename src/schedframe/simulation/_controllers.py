@@ -27,11 +27,13 @@ from schedframe.objects import (
     NodeSelectorTerm,
     ObjectMeta,
     OwnerReference,
+    PersistentVolumeClaim,
     Pod,
     ReplicaSet,
     ReplicationController,
     StatefulSet,
     Toleration,
+    Volume,
 )
 from schedframe.objects._pod import Affinity
 
@@ -119,8 +121,13 @@ def _deployment(d: Deployment) -> tuple[ReplicaSet, list[Pod]]:
     )
 
 
-def _stateful_set_pods(s: StatefulSet) -> list[Pod]:
+def _stateful_set_pods(s: StatefulSet) -> tuple[list[PersistentVolumeClaim], list[Pod]]:
+    """The set's claims and pods, as the StatefulSet controller makes them: for each ordinal
+    and claim template, a claim ``<template>-<set>-<ordinal>`` labelled with the set's
+    selector labels, used by the pod's volume named after the template (upstream
+    ``getPersistentVolumeClaims`` and ``updateStorage``)."""
     owner = _owner("apps/v1", "StatefulSet", s.metadata)
+    claims: list[PersistentVolumeClaim] = []
     pods = []
     for i in range(s.replicas):
         name = f"{s.name}-{i}"
@@ -128,8 +135,29 @@ def _stateful_set_pods(s: StatefulSet) -> list[Pod]:
             "statefulset.kubernetes.io/pod-name": name,
             "apps.kubernetes.io/pod-index": str(i),
         }
-        pods.append(_pod(s.template, name, s.namespace, owner, labels))
-    return pods
+        pod = _pod(s.template, name, s.namespace, owner, labels)
+        if s.volume_claim_templates:
+            volumes = {v.name: v for v in pod.spec.volumes}
+            for template in s.volume_claim_templates:
+                claim_name = f"{template.name}-{s.name}-{i}"
+                claims.append(
+                    attrs.evolve(
+                        template,
+                        metadata=attrs.evolve(
+                            template.metadata,
+                            name=claim_name,
+                            namespace=s.namespace,
+                            uid=f"{s.namespace}/{claim_name}",
+                            labels={**template.metadata.labels, **s.selector.match_labels},
+                        ),
+                    )
+                )
+                volumes[template.name] = Volume(
+                    name=template.name, persistent_volume_claim=claim_name
+                )
+            pod = attrs.evolve(pod, spec=attrs.evolve(pod.spec, volumes=tuple(volumes.values())))
+        pods.append(pod)
+    return claims, pods
 
 
 def _job_pods(j: Job) -> list[Pod]:
@@ -151,7 +179,8 @@ def _job_pods(j: Job) -> list[Pod]:
 
 def controller_pods(obj: object) -> tuple[list[object], list[Pod], int]:
     """What a controller object leads to: the objects to store (the ReplicaSet a Deployment
-    owns; the ReplicaSet, StatefulSet or RC itself, for default spreading), its pods in
+    owns; the ReplicaSet, StatefulSet or RC itself, for default spreading; a StatefulSet's
+    PersistentVolumeClaims), its pods in
     creation order, and how many of them may exist at once.
 
     A StatefulSet with ``OrderedReady`` creates one pod at a time (the next once the last is
@@ -173,9 +202,9 @@ def controller_pods(obj: object) -> tuple[list[object], list[Pod], int]:
         owner = _owner("v1", "ReplicationController", obj.metadata)
         return [obj], _replica_pods(obj.template, obj.metadata, owner, obj.replicas), obj.replicas
     if isinstance(obj, StatefulSet):
-        pods = _stateful_set_pods(obj)
+        claims, pods = _stateful_set_pods(obj)
         at_once = 1 if obj.pod_management_policy == "OrderedReady" else len(pods)
-        return [obj], pods, at_once
+        return [obj, *claims], pods, at_once
     if isinstance(obj, Job):
         pods = _job_pods(obj)
         return [], pods, min(obj.parallelism, len(pods))

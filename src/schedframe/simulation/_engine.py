@@ -17,7 +17,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -25,9 +25,14 @@ from schedframe.errors import DUPLICATE, ConfigError, FieldIssue, ManifestError,
 from schedframe.framework import FitError
 from schedframe.hooks import impl
 from schedframe.objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     CustomObject,
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
     PriorityClass,
@@ -35,10 +40,23 @@ from schedframe.objects import (
     ReplicationController,
     Service,
     StatefulSet,
+    StorageClass,
+    VolumeAttachment,
 )
 from schedframe.scheduler import Scheduler, VirtualClock
 from schedframe.simulation._controllers import daemon_set_pods
 from schedframe.simulation._workload import MAX_SECONDS, Arrival, Workload, _controlled
+
+# The storage kinds a cluster brings along (the volume plugins read them).
+_STORAGE_TYPES: Final = (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 if TYPE_CHECKING:
     from schedframe import framework as fw
@@ -417,6 +435,7 @@ class _Engine:
             if isinstance(
                 o, Service | ReplicationController | ReplicaSet | StatefulSet | CustomObject
             )
+            or isinstance(o, _STORAGE_TYPES)
         ) + tuple(workload.objects)
         # Admission rejects a pod now, with its message, rather than when it arrives.
         from schedframe.backends import admit_priority
@@ -816,8 +835,11 @@ def simulate(
     Args:
         cluster: Nodes, Namespaces, PodDisruptionBudgets and Pods; PriorityClasses (every
             pod goes through Priority admission); Services, ReplicationControllers,
-            ReplicaSets and StatefulSets (default spreading's selectors); objects of declared
-            custom kinds (what plugins list, PodGroups, ElasticQuotas). Other objects
+            ReplicaSets and StatefulSets (default spreading's selectors); the storage kinds
+            (PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers,
+            CSIStorageCapacities, VolumeAttachments), which the in-memory backend's storage
+            controller binds and provisions as the cluster's controllers would; objects of
+            declared custom kinds (what plugins list, PodGroups, ElasticQuotas). Other objects
             (Deployments, Jobs, DaemonSets of a dump: their pods are in it) are ignored. Pods
             with ``spec.nodeName`` are already running; unbound ones arrive at time 0;
             Succeeded and Failed ones are left out, as the scheduler never sees them.

@@ -226,6 +226,13 @@ def test_subscribe_replays_namespaces_nodes_pdbs_then_pods() -> None:
         "ReplicationController",
         "ReplicaSet",
         "StatefulSet",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "VolumeAttachment",
         "Pod",
     )
 

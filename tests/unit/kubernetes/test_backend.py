@@ -10,14 +10,18 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import attrs
 import pytest
 
 from schedframe.backends import KINDS, Backend, WatchEvent
 from schedframe.backends.kubernetes import ApiTransport, KubernetesBackend
 from schedframe.errors import BackendError
 from schedframe.objects import (
+    ClaimReference,
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodCondition,
     Service,
@@ -94,6 +98,13 @@ def test_subscribe_replays_in_kind_order_then_streams(
         "ReplicationController",
         "ReplicaSet",
         "StatefulSet",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "VolumeAttachment",
         "Pod",
     )
 
@@ -560,6 +571,76 @@ def test_resync_redelivers_stored_objects(fake: FakeAPIServer, make_backend: Mak
     wait_until(lambda: any(e.type == "MODIFIED" for e in events))
     resync = next(e for e in events if e.type == "MODIFIED")
     assert resync.old is resync.obj
+
+
+def test_the_storage_kinds_are_watched_and_pre_bind_writes_patch_them(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    fake.create(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "wait"},
+            "provisioner": "ebs.csi.aws.com",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    fake.create(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "pv"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "wait",
+                "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1", "fsType": "ext4"},
+            },
+        }
+    )
+    fake.create(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "default"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "wait",
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+    )
+    backend = started(make_backend)
+    events: list[WatchEvent] = []
+    backend.subscribe(events.append)
+    kinds = [type(e.obj).__name__ for e in events if not isinstance(e.obj, Namespace)]
+    assert kinds == ["StorageClass", "PersistentVolume", "PersistentVolumeClaim"]
+    pv = backend.get("PersistentVolume", "pv")
+    pvc = backend.get("PersistentVolumeClaim", "data", "default")
+    assert isinstance(pv, PersistentVolume) and isinstance(pvc, PersistentVolumeClaim)
+    ref = ClaimReference(namespace="default", name="data", uid=pvc.metadata.uid)
+    annotations = {"pv.kubernetes.io/bound-by-controller": "yes"}
+    bound = attrs.evolve(
+        pv, claim_ref=ref, metadata=attrs.evolve(pv.metadata, annotations=annotations)
+    )
+    stored = backend.update_persistent_volume(bound)
+    assert stored.claim_ref is not None and stored.claim_ref.name == "data"
+    raw = fake.get("PersistentVolume", "pv")
+    assert (
+        raw is not None and raw["spec"]["csi"]["fsType"] == "ext4"
+    )  # fields schedframe does not model are kept
+    assert raw["metadata"]["annotations"] == {"pv.kubernetes.io/bound-by-controller": "yes"}
+    with pytest.raises(BackendError) as info:
+        backend.update_persistent_volume(bound)  # its resourceVersion is stale now
+    assert info.value.code == 409
+    selected = attrs.evolve(
+        pvc,
+        metadata=attrs.evolve(
+            pvc.metadata, annotations={"volume.kubernetes.io/selected-node": "n1"}
+        ),
+    )
+    claim = backend.update_persistent_volume_claim(selected)
+    assert claim.metadata.annotations == {"volume.kubernetes.io/selected-node": "n1"}
 
 
 def test_preempted_event_relates_the_preemptor_as_a_structured_reference(

@@ -20,8 +20,8 @@ items:
 - {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: x}}
 - {apiVersion: v1, kind: Secret, metadata: {name: s}, data: {token: c2VjcmV0}}
 - {apiVersion: v1, kind: Event, metadata: {name: e}}
-- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: c}}
-- {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: fast}}
+- {apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c}}
+- {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: fast}}
 - {apiVersion: monitoring.coreos.com/v1, kind: ServiceMonitor, metadata: {name: m}}
 - apiVersion: v1
   kind: Node
@@ -43,11 +43,11 @@ def test_a_list_dump_keeps_what_the_scheduler_reads_and_counts_the_rest() -> Non
     running = objects[2]
     assert isinstance(running, Pod) and running.spec.node_name == "n1"  # bound pods keep it
     assert report.skipped == {"ConfigMap": 2, "Secret": 1, "Event": 1, "ServiceMonitor": 1}
-    assert report.not_modelled == {"PersistentVolumeClaim": 1, "StorageClass": 1}
+    assert report.not_modelled == {"ResourceClaim": 1, "DeviceClass": 1}
     assert report.lines() == [
-        "warning: skipped 1 PersistentVolumeClaim: read by kube-scheduler but NOT modelled by "
+        "warning: skipped 1 DeviceClass: read by kube-scheduler but NOT modelled by "
         "schedframe; pods that use them may be placed differently than in the cluster",
-        "warning: skipped 1 StorageClass: read by kube-scheduler but NOT modelled by "
+        "warning: skipped 1 ResourceClaim: read by kube-scheduler but NOT modelled by "
         "schedframe; pods that use them may be placed differently than in the cluster",
         "skipped 2 ConfigMap: not read by kube-scheduler",
         "skipped 1 Event: not read by kube-scheduler",

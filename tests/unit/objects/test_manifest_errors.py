@@ -112,9 +112,11 @@ spec:
     ),
     pytest.param(
         "kind: Foo\nmetadata: {name: x}\n",
-        'kind: Unsupported value: "Foo": supported values: "DaemonSet", "Deployment", "Job", '
-        '"Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
-        '"ReplicationController", "Service", "StatefulSet"',
+        'kind: Unsupported value: "Foo": supported values: "CSIDriver", "CSINode", '
+        '"CSIStorageCapacity", "DaemonSet", "Deployment", "Job", "Namespace", "Node", '
+        '"PersistentVolume", "PersistentVolumeClaim", "Pod", "PodDisruptionBudget", '
+        '"PriorityClass", "ReplicaSet", "ReplicationController", "Service", "StatefulSet", '
+        '"StorageClass", "VolumeAttachment"',
         id="unknown kind",
     ),
     pytest.param("metadata: {name: x}\n", "kind: Required value", id="missing kind"),

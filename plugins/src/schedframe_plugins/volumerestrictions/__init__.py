@@ -2,11 +2,11 @@
 
 Port of upstream ``pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go``.
 
-Limitation: schedframe does not model PersistentVolumeClaims, nor the in-tree volume sources
-(GCE PD, AWS EBS, RBD, iSCSI) whose conflicts this plugin checks. What can be seen is handled
-as upstream does: a pod without such volumes and without claims is skipped (PreFilter returns
-Skip), and a pod that references a claim is UnschedulableAndUnresolvable with upstream's
-``persistentvolumeclaim "<name>" not found``, since no claim can exist in the cluster yet.
+Two checks: in-tree disks mounted directly by pods (GCE PD and iSCSI may be shared read-only,
+an AWS EBS volume never, an RBD image read-only across overlapping monitors) conflict with
+those of the node's pods (``node(s) had no available disk``); and a claim with the
+ReadWriteOncePod access mode already used by a pod anywhere in the cluster makes every node
+Unschedulable (preemption may free it).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import ClassVar, Final
 import attrs
 
 from schedframe import framework as fw
-from schedframe.objects import Pod
+from schedframe.objects import PersistentVolumeClaim, Pod, Volume
 from schedframe_plugins import names
 
 __all__ = [
@@ -68,6 +68,56 @@ def _pod(obj: object) -> Pod:
     return obj
 
 
+def _have_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return bool(set(a) & set(b))
+
+
+def is_volume_conflict(volume: Volume, existing: Pod) -> bool:
+    """Upstream ``isVolumeConflict``: ``volume`` cannot be mounted beside ``existing``'s."""
+    disk = volume.disk
+    if disk is None:
+        return False
+    for other in existing.spec.volumes:
+        e = other.disk
+        if e is None or e.kind != disk.kind:
+            continue
+        if disk.kind in ("gcePersistentDisk", "iscsi"):
+            if disk.name == e.name and not (disk.read_only and e.read_only):
+                return True
+        elif disk.kind == "awsElasticBlockStore":
+            if disk.name == e.name:
+                return True
+        elif disk.kind == "rbd" and (
+            _have_overlap(disk.monitors, e.monitors)
+            and disk.pool == e.pool
+            and disk.name == e.name
+            and not (disk.read_only and e.read_only)
+        ):
+            return True
+    return False
+
+
+def needs_restrictions_check(volume: Volume) -> bool:
+    """Upstream ``needsRestrictionsCheck``: a GCE PD, AWS EBS, RBD or iSCSI volume."""
+    return volume.disk is not None and volume.disk.kind in (
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "rbd",
+        "iscsi",
+    )
+
+
+def satisfy_volume_conflicts(pod: Pod, node_info: fw.NodeInfo) -> bool:
+    """Upstream ``satisfyVolumeConflicts``."""
+    for volume in pod.spec.volumes:
+        if not needs_restrictions_check(volume):
+            continue
+        for existing in node_info.pods:
+            if is_volume_conflict(volume, existing.pod):
+                return False
+    return True
+
+
 def _claims(pod: Pod) -> set[str]:
     return {v.persistent_volume_claim for v in pod.spec.volumes if v.persistent_volume_claim}
 
@@ -86,16 +136,26 @@ class VolumeRestrictions(
     def pre_filter(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
     ) -> fw.PreFilterResult | fw.Status | None:
-        """Look up the pod's claims; Skip when there is nothing to check."""
+        """Find the pod's ReadWriteOncePod claims and whether another pod uses them; Skip
+        when there is nothing to check."""
+        needs_check = any(needs_restrictions_check(v) for v in pod.spec.volumes)
+        lister = self._handle.storage_lister()
+        rwop: set[str] = set()
         for volume in pod.spec.volumes:
-            if volume.persistent_volume_claim is not None:
-                # The claim lister finds nothing: no claim objects are modelled yet.
-                return fw.Status(
-                    fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    claim_not_found(volume.persistent_volume_claim),
-                )
-        # No in-tree disk volumes are modelled, and no ReadWriteOncePod claim was found.
-        return fw.Status(fw.Code.SKIP)
+            name = volume.persistent_volume_claim
+            if name is None:
+                continue
+            pvc: PersistentVolumeClaim | None = lister.persistent_volume_claim(pod.namespace, name)
+            if pvc is None:
+                return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, claim_not_found(name))
+            if "ReadWriteOncePod" in pvc.access_modes:
+                rwop.add(pvc.name)
+        shared = self._handle.snapshot_shared_lister()
+        conflicts = sum(1 for c in rwop if shared.is_pvc_used_by_pods(f"{pod.namespace}/{c}"))
+        if not needs_check and conflicts == 0:
+            return fw.Status(fw.Code.SKIP)
+        state[_PRE_FILTER] = _PreFilterState(frozenset(rwop), conflicts)
+        return None
 
     def add_pod(
         self,
@@ -126,7 +186,10 @@ class VolumeRestrictions(
         return None
 
     def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
-        """Unschedulable when a ReadWriteOncePod claim of the pod is in use elsewhere."""
+        """Unschedulable when a disk conflicts with the node's pods' or a ReadWriteOncePod
+        claim of the pod is in use."""
+        if not satisfy_volume_conflicts(pod, node_info):
+            return fw.Status(fw.Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
         s = state.get(_PRE_FILTER)
         if s is None:
             return fw.Status(fw.Code.ERROR, f'cannot read "{_PRE_FILTER.name}" from cycleState')
@@ -151,15 +214,12 @@ class VolumeRestrictions(
     def is_schedulable_after_persistent_volume_claim_added(
         self, pod: Pod, old_obj: object, new_obj: object
     ) -> fw.QueueingHint:
-        """Queue when the new claim (anything with ``namespace`` and ``name``) is one the pod
-        references in its namespace."""
-        namespace = getattr(new_obj, "namespace", None)
-        claim = getattr(new_obj, "name", None)
-        if not isinstance(namespace, str) or not isinstance(claim, str):
+        """Queue when the new claim is one the pod references in its namespace."""
+        if not isinstance(new_obj, PersistentVolumeClaim):
             raise TypeError(f"expected a PersistentVolumeClaim, got {type(new_obj).__name__}")
-        if namespace != pod.namespace:
+        if new_obj.namespace != pod.namespace:
             return fw.QueueingHint.QUEUE_SKIP
-        return fw.QueueingHint.QUEUE if claim in _claims(pod) else fw.QueueingHint.QUEUE_SKIP
+        return fw.QueueingHint.QUEUE if new_obj.name in _claims(pod) else fw.QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_pod_deleted(
         self, pod: Pod, old_obj: object, new_obj: object
@@ -168,6 +228,8 @@ class VolumeRestrictions(
         deleted = _pod(old_obj)
         if deleted.namespace != pod.namespace:
             return fw.QueueingHint.QUEUE_SKIP
+        if not satisfy_volume_conflicts(pod, fw.NodeInfo(None, [deleted])):
+            return fw.QueueingHint.QUEUE
         if _claims(deleted) & _claims(pod):
             return fw.QueueingHint.QUEUE
         return fw.QueueingHint.QUEUE_SKIP

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import quote
 
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent
@@ -26,6 +26,8 @@ from schedframe.backends.kubernetes._transport import (
 from schedframe.errors import BackendError
 from schedframe.objects import (
     ObjectReference,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodCondition,
     from_dict,
@@ -61,8 +63,39 @@ _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
     ),
     "ReplicaSet": ("/apis/apps/v1/replicasets", server_decoder("ReplicaSet")),
     "StatefulSet": ("/apis/apps/v1/statefulsets", server_decoder("StatefulSet")),
+    # What the volume plugins read (kube-scheduler's storage informers).
+    "StorageClass": ("/apis/storage.k8s.io/v1/storageclasses", server_decoder("StorageClass")),
+    "CSINode": ("/apis/storage.k8s.io/v1/csinodes", server_decoder("CSINode")),
+    "CSIDriver": ("/apis/storage.k8s.io/v1/csidrivers", server_decoder("CSIDriver")),
+    "CSIStorageCapacity": (
+        "/apis/storage.k8s.io/v1/csistoragecapacities",
+        server_decoder("CSIStorageCapacity"),
+    ),
+    "PersistentVolume": ("/api/v1/persistentvolumes", server_decoder("PersistentVolume")),
+    "PersistentVolumeClaim": (
+        "/api/v1/persistentvolumeclaims",
+        server_decoder("PersistentVolumeClaim"),
+    ),
+    "VolumeAttachment": (
+        "/apis/storage.k8s.io/v1/volumeattachments",
+        server_decoder("VolumeAttachment"),
+    ),
     "Pod": ("/api/v1/pods", server_decoder("Pod")),
 }
+_CLUSTER_SCOPED: Final = frozenset(
+    {
+        "Namespace",
+        "Node",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "PersistentVolume",
+        "VolumeAttachment",
+    }
+)
+# The volumes and claims VolumeBinding's PreBind writes, decoded as the watch decodes them.
+_DECODE_PV: Final = server_decoder("PersistentVolume")
+_DECODE_PVC: Final = server_decoder("PersistentVolumeClaim")
 #: No client-side limit: writes behind the fence took their token before checking it.
 _NO_LIMIT: Final = RateLimiter(0.0, 1)
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
@@ -499,11 +532,11 @@ class KubernetesBackend:
         return reflector.objects()  # lock-free: callers may hold locks event handlers take
 
     def get(self, kind: str, name: str, namespace: str = "") -> object | None:
-        """The stored object, or ``None``; pods and budgets default to namespace ``default``."""
+        """The stored object, or ``None``; namespaced kinds default to namespace ``default``."""
         reflector = self.reflectors.get(kind)
         if reflector is None:
             raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-        if kind not in ("Namespace", "Node"):
+        if kind not in _CLUSTER_SCOPED:
             namespace = namespace or "default"
         else:
             namespace = ""
@@ -678,6 +711,68 @@ class KubernetesBackend:
         changes = self._status_changes(pod, condition, nominated_node_name)
         if changes:
             self._patch_status(pod, changes)
+
+    # -- VolumeBinding's writes ----------------------------------------------------------------
+
+    def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """Write what VolumeBinding's PreBind changes on a volume: ``spec.claimRef`` and the
+        ``pv.kubernetes.io/bound-by-controller`` annotation.
+
+        Upstream PUTs the whole object it holds; schedframe does not model every field of a
+        volume, so it sends a JSON merge patch of those fields with the object's
+        ``resourceVersion`` as a precondition (a stale version is the same 409 Conflict).
+
+        Raises:
+            BackendError: the API server's error (409 ``Conflict``, 404 ``NotFound``, ...).
+        """
+        ref: dict[str, object] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1"}
+        if pv.claim_ref is not None:
+            ref.update(
+                namespace=pv.claim_ref.namespace,
+                name=pv.claim_ref.name,
+                uid=pv.claim_ref.uid,
+                resourceVersion=pv.claim_ref.resource_version,
+            )
+        patch = {
+            "metadata": {
+                "resourceVersion": pv.metadata.resource_version,
+                "annotations": dict(pv.metadata.annotations),
+            },
+            "spec": {"claimRef": ref if pv.claim_ref is not None else None},
+        }
+        path = f"/api/v1/persistentvolumes/{quote(pv.name, safe='')}"
+        stored = self._merge_patch(path, patch)
+        return cast("PersistentVolume", _DECODE_PV(stored))
+
+    def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """Write what VolumeBinding's PreBind changes on a claim: its annotations
+        (``volume.kubernetes.io/selected-node``), with its ``resourceVersion`` as a
+        precondition, as :meth:`update_persistent_volume` does.
+
+        Raises:
+            BackendError: the API server's error.
+        """
+        patch = {
+            "metadata": {
+                "resourceVersion": pvc.metadata.resource_version,
+                "annotations": dict(pvc.metadata.annotations),
+            }
+        }
+        namespace = quote(pvc.namespace or "default", safe="")
+        path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{quote(pvc.name, safe='')}"
+        stored = self._merge_patch(path, patch)
+        return cast("PersistentVolumeClaim", _DECODE_PVC(stored))
+
+    def _merge_patch(self, path: str, patch: Mapping[str, object]) -> Mapping[str, Any]:
+        try:
+            stored = self._send_write(
+                "PATCH", path, body=patch, content_type="application/merge-patch+json"
+            )
+        except (ApiError, TransportError) as exc:
+            raise exc.to_backend_error() from None
+        if not isinstance(stored, Mapping):
+            raise BackendError(f"PATCH {path}: the answer is not an object")
+        return stored
 
     def delete_pod(self, pod: Pod, *, condition: PodCondition | None = None) -> None:
         """Evict a preemption victim as upstream ``prepareCandidate`` does: patch

@@ -93,6 +93,13 @@ RESOURCES: Final[dict[str, Resource]] = {
         Resource("replicationcontrollers", "", "v1", "ReplicationController", True, True),
         Resource("replicasets", "apps", "v1", "ReplicaSet", True, True),
         Resource("statefulsets", "apps", "v1", "StatefulSet", True, True),
+        Resource("storageclasses", "storage.k8s.io", "v1", "StorageClass", False),
+        Resource("csinodes", "storage.k8s.io", "v1", "CSINode", False),
+        Resource("csidrivers", "storage.k8s.io", "v1", "CSIDriver", False),
+        Resource("csistoragecapacities", "storage.k8s.io", "v1", "CSIStorageCapacity", True),
+        Resource("persistentvolumes", "", "v1", "PersistentVolume", False, True),
+        Resource("persistentvolumeclaims", "", "v1", "PersistentVolumeClaim", True, True),
+        Resource("volumeattachments", "storage.k8s.io", "v1", "VolumeAttachment", False, True),
         Resource("events", "events.k8s.io", "v1", "Event", True),
         Resource("leases", "coordination.k8s.io", "v1", "Lease", True),
     )
