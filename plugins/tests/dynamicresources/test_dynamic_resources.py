@@ -10,7 +10,7 @@ from schedframe import framework as fw
 from schedframe.config import decode_args, encode_args, load_config
 from schedframe.errors import ConfigError
 from schedframe.features import FeatureGates
-from schedframe.objects import pod_from_dict
+from schedframe.objects import PodResourceClaim, pod_from_dict, to_dict
 from schedframe.runtime import Framework, Registry
 from schedframe_plugins.defaultbinder import DefaultBinder
 from schedframe_plugins.defaultpreemption import DefaultPreemption
@@ -40,7 +40,11 @@ def plugin(features: FeatureGates | None = None) -> DynamicResources:
 
 
 def test_resource_claims_are_decoded_and_encoded() -> None:
-    assert CLAIMED.spec.resource_claims == ("gpu",)
+    assert CLAIMED.spec.resource_claims == (
+        PodResourceClaim(name="gpu", resource_claim_name="my-gpu"),
+    )
+    assert CLAIMED.spec.containers[0].claims == ("gpu",)
+    assert pod_from_dict(to_dict(CLAIMED)) == CLAIMED
     assert PLAIN.spec.resource_claims == ()
 
 

@@ -35,6 +35,12 @@ from schedframe.objects import (
     Service,
     StatefulSet,
 )
+from schedframe.objects._resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 
 if TYPE_CHECKING:
     from schedframe.framework import Clock
@@ -53,6 +59,10 @@ _Object: TypeAlias = (
     | ReplicationController
     | ReplicaSet
     | StatefulSet
+    | DeviceClass
+    | ResourceSlice
+    | ResourceClaim
+    | ResourceClaimTemplate
 )
 _OBJECT_TYPES: Final = (
     Pod,
@@ -64,6 +74,10 @@ _OBJECT_TYPES: Final = (
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    DeviceClass,
+    ResourceSlice,
+    ResourceClaim,
+    ResourceClaimTemplate,
 )
 _Key: TypeAlias = tuple[str, str]
 _T = TypeVar(
@@ -77,6 +91,10 @@ _T = TypeVar(
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    DeviceClass,
+    ResourceSlice,
+    ResourceClaim,
+    ResourceClaimTemplate,
 )
 
 #: Operations :meth:`MemoryBackend.inject_failure` can make fail.
@@ -103,9 +121,15 @@ _KIND_OF: Final[dict[type, str]] = {
     ReplicationController: "ReplicationController",
     ReplicaSet: "ReplicaSet",
     StatefulSet: "StatefulSet",
+    DeviceClass: "DeviceClass",
+    ResourceSlice: "ResourceSlice",
+    ResourceClaim: "ResourceClaim",
+    ResourceClaimTemplate: "ResourceClaimTemplate",
 }
 #: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
-STORED_KINDS: Final = (*KINDS, "PriorityClass")
+#: The resource.k8s.io kinds (DRA), stored for the DynamicResources plugin and its controller.
+DRA_KINDS: Final = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+STORED_KINDS: Final = (*KINDS, "PriorityClass", *DRA_KINDS)
 # Qualified resource names, as apimachinery's errors print them.
 _RESOURCE: Final = {
     "Pod": "pods",
@@ -117,6 +141,10 @@ _RESOURCE: Final = {
     "ReplicationController": "replicationcontrollers",
     "ReplicaSet": "replicasets.apps",
     "StatefulSet": "statefulsets.apps",
+    "DeviceClass": "deviceclasses.resource.k8s.io",
+    "ResourceSlice": "resourceslices.resource.k8s.io",
+    "ResourceClaim": "resourceclaims.resource.k8s.io",
+    "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
 }
 _ETCD_PREFIX: Final = {
     "Pod": "/registry/pods",
@@ -128,8 +156,14 @@ _ETCD_PREFIX: Final = {
     "ReplicationController": "/registry/controllers",
     "ReplicaSet": "/registry/replicasets",
     "StatefulSet": "/registry/statefulsets",
+    "DeviceClass": "/registry/deviceclasses",
+    "ResourceSlice": "/registry/resourceslices",
+    "ResourceClaim": "/registry/resourceclaims",
+    "ResourceClaimTemplate": "/registry/resourceclaimtemplates",
 }
-_CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
+_CLUSTER_SCOPED: Final = frozenset(
+    {"Node", "Namespace", "PriorityClass", "DeviceClass", "ResourceSlice"}
+)
 _OPTIMISTIC_LOCK_MSG: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )

@@ -58,12 +58,8 @@ NOT_MODELLED_KINDS: Final = frozenset(
         "CSIDriver",
         "CSINode",
         "CSIStorageCapacity",
-        "DeviceClass",
         "PersistentVolume",
         "PersistentVolumeClaim",
-        "ResourceClaim",
-        "ResourceClaimTemplate",
-        "ResourceSlice",
         "StorageClass",
         "VolumeAttachment",
     }
@@ -78,7 +74,7 @@ class LoadReport:
         skipped: kinds kube-scheduler never reads (ConfigMap, Secret, Event, custom
             resources, ...), with how many objects of each were skipped.
         not_modelled: kinds kube-scheduler reads that schedframe does not model yet
-            (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, ResourceSlice,
+            (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
             ...): the results may differ from the cluster's for pods that use them.
     """
 

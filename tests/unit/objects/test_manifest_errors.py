@@ -110,9 +110,10 @@ spec:
     ),
     pytest.param(
         "kind: Foo\nmetadata: {name: x}\n",
-        'kind: Unsupported value: "Foo": supported values: "DaemonSet", "Deployment", "Job", '
-        '"Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
-        '"ReplicationController", "Service", "StatefulSet"',
+        'kind: Unsupported value: "Foo": supported values: "DaemonSet", "Deployment", "DeviceClass", '
+        '"Job", "Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", '
+        '"ReplicaSet", "ReplicationController", "ResourceClaim", "ResourceClaimTemplate", '
+        '"ResourceSlice", "Service", "StatefulSet"',
         id="unknown kind",
     ),
     pytest.param("metadata: {name: x}\n", "kind: Required value", id="missing kind"),
