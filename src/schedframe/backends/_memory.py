@@ -127,9 +127,7 @@ _KIND_OF: Final[dict[type, str]] = {
     ResourceClaimTemplate: "ResourceClaimTemplate",
 }
 #: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
-#: The resource.k8s.io kinds (DRA), stored for the DynamicResources plugin and its controller.
-DRA_KINDS: Final = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
-STORED_KINDS: Final = (*KINDS, "PriorityClass", *DRA_KINDS)
+STORED_KINDS: Final = (*KINDS, "PriorityClass")
 # Qualified resource names, as apimachinery's errors print them.
 _RESOURCE: Final = {
     "Pod": "pods",

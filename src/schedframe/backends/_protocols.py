@@ -26,6 +26,11 @@ KINDS: Final = (
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    # resource.k8s.io: what DynamicResources reads (kube-scheduler's DRA informers).
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
     "Pod",
 )
 

@@ -31,6 +31,7 @@ from schedframe.errors import (
 from schedframe.features import FeatureGates
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from schedframe.framework._columns import _added_sums
+from schedframe.runtime._dra import DRAStore
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
 from schedframe.runtime._workload_lister import WorkloadStore
 
@@ -198,11 +199,14 @@ class ClusterView:
         namespaces: Iterable[Namespace] = (),
         pdbs: Iterable[PodDisruptionBudget] = (),
         workloads: Iterable[object] = (),
+        dra: Iterable[object] = (),
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
         #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
         self.workloads = WorkloadStore(workloads)
+        #: DeviceClasses, ResourceSlices, ResourceClaims and templates (``dra``).
+        self.dra = DRAStore(dra)
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""
@@ -899,6 +903,10 @@ class Framework:
     def workload_lister(self) -> fw.WorkloadLister:
         """Services, RCs, ReplicaSets and StatefulSets (default spreading's selectors)."""
         return self._cluster.workloads
+
+    def shared_dra_manager(self) -> fw.SharedDRAManager:
+        """The DRA objects and in-flight allocations (DynamicResources)."""
+        return self._cluster.dra
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""

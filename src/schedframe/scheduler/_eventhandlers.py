@@ -20,6 +20,12 @@ from typing import TYPE_CHECKING, Final
 
 from schedframe.framework import ActionType, ClusterEvent, EventResource
 from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+from schedframe.objects._resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from schedframe.runtime import ClusterView
 
 if TYPE_CHECKING:
@@ -55,6 +61,12 @@ EVENT_UNSCHEDULED_POD_DELETE: Final = ClusterEvent(
     EventResource.UNSCHEDULABLE_POD, ActionType.DELETE
 )
 EVENT_NODE_ADD: Final = ClusterEvent(EventResource.NODE, ActionType.ADD)
+_DRA_TYPES: Final = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
+_DRA_RESOURCE: Final[dict[type, EventResource]] = {
+    DeviceClass: EventResource.DEVICE_CLASS,
+    ResourceSlice: EventResource.RESOURCE_SLICE,
+    ResourceClaim: EventResource.RESOURCE_CLAIM,
+}
 EVENT_NODE_DELETE: Final = ClusterEvent(EventResource.NODE, ActionType.DELETE)
 
 
@@ -88,6 +100,8 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     if len(new.spec.tolerations) != len(old.spec.tolerations):
         actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)
     return [ClusterEvent(resource, a) for a in actions]
@@ -262,12 +276,29 @@ class EventHandlers:
                 self.cluster.delete_pdb(obj)
             else:
                 self.cluster.set_pdb(obj)
+        elif isinstance(obj, _DRA_TYPES):
+            self.dra_object(event_type, obj, old)
         elif event_type == "DELETED" and self.cluster.workloads.delete(obj):
             pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
         elif event_type != "DELETED" and self.cluster.workloads.set(obj):
             pass
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
+
+    def dra_object(self, event_type: str, obj: object, old: object | None) -> None:
+        """A DeviceClass, ResourceSlice, ResourceClaim or template: stored for DynamicResources,
+        then the queue moves for its event (upstream's DRA informer handlers)."""
+        if event_type == "DELETED":
+            self.cluster.dra.delete(obj)
+            action = ActionType.DELETE
+        else:
+            self.cluster.dra.set(obj)
+            action = ActionType.ADD if event_type == "ADDED" else ActionType.UPDATE
+        resource = _DRA_RESOURCE.get(type(obj))
+        if resource is not None:
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(resource, action), old, None if event_type == "DELETED" else obj, None
+            )
 
     def initial_sync(self, objects: Iterable[tuple[str, object]]) -> None:
         """Replay ``(kind, object)`` pairs as ADDED events (a list-then-watch start)."""

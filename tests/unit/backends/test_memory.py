@@ -226,6 +226,10 @@ def test_subscribe_replays_namespaces_nodes_pdbs_then_pods() -> None:
         "ReplicationController",
         "ReplicaSet",
         "StatefulSet",
+        "DeviceClass",
+        "ResourceSlice",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
         "Pod",
     )
 

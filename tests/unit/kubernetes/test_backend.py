@@ -94,6 +94,10 @@ def test_subscribe_replays_in_kind_order_then_streams(
         "ReplicationController",
         "ReplicaSet",
         "StatefulSet",
+        "DeviceClass",
+        "ResourceSlice",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
         "Pod",
     )
 

@@ -58,6 +58,14 @@ _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
     "ReplicationController": ("/api/v1/replicationcontrollers", _decoder("ReplicationController")),
     "ReplicaSet": ("/apis/apps/v1/replicasets", _decoder("ReplicaSet")),
     "StatefulSet": ("/apis/apps/v1/statefulsets", _decoder("StatefulSet")),
+    # What DynamicResources reads.
+    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", _decoder("DeviceClass")),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", _decoder("ResourceSlice")),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", _decoder("ResourceClaim")),
+    "ResourceClaimTemplate": (
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+        _decoder("ResourceClaimTemplate"),
+    ),
     "Pod": ("/api/v1/pods", pod_from_dict),
 }
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.

@@ -93,6 +93,12 @@ RESOURCES: Final[dict[str, Resource]] = {
         Resource("replicationcontrollers", "", "v1", "ReplicationController", True, True),
         Resource("replicasets", "apps", "v1", "ReplicaSet", True, True),
         Resource("statefulsets", "apps", "v1", "StatefulSet", True, True),
+        Resource("deviceclasses", "resource.k8s.io", "v1", "DeviceClass", False, True),
+        Resource("resourceslices", "resource.k8s.io", "v1", "ResourceSlice", False, True),
+        Resource("resourceclaims", "resource.k8s.io", "v1", "ResourceClaim", True, True),
+        Resource(
+            "resourceclaimtemplates", "resource.k8s.io", "v1", "ResourceClaimTemplate", True, True
+        ),
         Resource("events", "events.k8s.io", "v1", "Event", True),
         Resource("leases", "coordination.k8s.io", "v1", "Lease", True),
     )
