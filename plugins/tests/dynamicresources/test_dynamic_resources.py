@@ -15,7 +15,6 @@ from schedframe.runtime import Framework, Registry
 from schedframe_plugins.defaultbinder import DefaultBinder
 from schedframe_plugins.defaultpreemption import DefaultPreemption
 from schedframe_plugins.dynamicresources import (
-    NOT_MODELLED,
     DynamicResources,
     DynamicResourcesArgs,
 )
@@ -65,12 +64,13 @@ def test_pod_without_claims_is_skipped_as_upstream() -> None:
     )
 
 
-def test_pod_with_claims_is_refused_loudly() -> None:
+def test_pod_with_a_missing_claim_waits_as_upstream() -> None:
     status = plugin().pre_filter(fw.CycleState(), CLAIMED, [])
     assert isinstance(status, fw.Status)
     assert status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert status.reasons == (NOT_MODELLED,)
-    assert "does not model dynamic resource allocation" in NOT_MODELLED
+    assert status.reasons == ('resourceclaim.resource.k8s.io "my-gpu" not found',)
+    pre_enqueue = plugin().pre_enqueue(CLAIMED)
+    assert pre_enqueue is not None and pre_enqueue.reasons == status.reasons
 
 
 def test_gate_off_disables_the_plugin_as_upstream() -> None:
