@@ -19,6 +19,7 @@ from schedframe.backends._protocols import (
     Backend,
     Binder,
     Lister,
+    ResourceClaimStatusWriter,
     Subscription,
     WatchEvent,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "Event",
     "Lister",
     "MemoryBackend",
+    "ResourceClaimStatusWriter",
     "Subscription",
     "WatchEvent",
     "admit_priority",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 import attrs
 
 from schedframe._evolve import evolve
+from schedframe.backends import _claims
 from schedframe.backends._admission import admit_priority, validate_priority_class
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
 from schedframe.errors import BackendError
@@ -394,6 +395,35 @@ class MemoryBackend:
         self._drain()
         return cast("_T", result)
 
+    def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write a claim's status (allocation, reservedFor, devices), as a PUT of the
+        ``resourceclaims/status`` subresource: the stored spec and metadata are kept.
+
+        Raises:
+            BackendError: 404 ``NotFound``; 409 ``Conflict`` when the uid differs (the claim
+                was deleted and made again).
+        """
+        with self._lock:
+            self._check_failure("update")
+            key = _key("ResourceClaim", claim)
+            stored = self._store["ResourceClaim"].get(key)
+            if not isinstance(stored, ResourceClaim):
+                raise _not_found("ResourceClaim", key[1])
+            if claim.metadata.uid and claim.metadata.uid != stored.metadata.uid:
+                raise _uid_precondition_failed(
+                    "ResourceClaim", key, claim.metadata.uid, stored.metadata.uid
+                )
+            new = evolve(
+                stored,
+                allocation=claim.allocation,
+                reserved_for=claim.reserved_for,
+                devices=claim.devices,
+            )
+            result = stored if new == stored else self._write("ResourceClaim", key, new, stored)
+        self._drain()
+        assert isinstance(result, ResourceClaim)
+        return result
+
     def get(self, kind: str, name: str, namespace: str = "") -> object | None:
         """The stored object, or ``None``; pods and budgets default to namespace ``default``."""
         _check_kind(kind)
@@ -679,6 +709,11 @@ class MemoryBackend:
         self._pending.append(
             WatchEvent(type=event_type, obj=stamped, old=old, resource_version=self._rv)
         )
+        # The resourceclaim controller reacts to pods and claim templates.
+        if isinstance(stamped, Pod) and stamped.spec.resource_claims:
+            _claims.sync_pod(self, stamped)
+        elif isinstance(stamped, ResourceClaimTemplate):
+            _claims.sync_template(self, stamped)
         return stamped
 
     def _create(self, kind: str, obj: object, now: datetime) -> _Object:
@@ -801,6 +836,8 @@ class MemoryBackend:
         self._pending.append(
             WatchEvent(type="DELETED", obj=last, old=stored, resource_version=self._rv)
         )
+        if isinstance(stored, Pod) and stored.spec.resource_claims:
+            _claims.release_pod(self, stored, delete_owned=True)
         return last
 
     def _finalize(self, key: _Key, uid: str | None) -> None:

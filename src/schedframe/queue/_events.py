@@ -76,15 +76,21 @@ _EMPTY_STATUS: Final = PodStatus()
 def is_pod_updated(old: Pod, new: Pod) -> bool:
     """True when the update changed more than the status and the resource version.
 
-    Upstream ``isPodUpdated``: status (we model no claim statuses), ``resourceVersion``,
-    ``generation``, ``managedFields`` and finalizers are ignored.
+    Upstream ``isPodUpdated``: the status (except ``resourceClaimStatuses``, which
+    DynamicResources waits for), ``resourceVersion``, ``generation``, ``managedFields`` and
+    finalizers are ignored.
     """
 
     def strip(pod: Pod) -> Pod:
+        claims = pod.status.resource_claim_statuses
         return attrs.evolve(
             pod,
             metadata=attrs.evolve(pod.metadata, resource_version=""),
-            status=_EMPTY_STATUS,
+            status=(
+                attrs.evolve(_EMPTY_STATUS, resource_claim_statuses=claims)
+                if claims
+                else _EMPTY_STATUS
+            ),
         )
 
     return strip(old) != strip(new)

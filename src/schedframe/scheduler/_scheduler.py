@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
+from schedframe.backends._protocols import ResourceClaimStatusWriter
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
@@ -197,6 +198,8 @@ class Scheduler:
         self.waiting_pods = WaitingPods()
         self.pod_store = PodStore()
         self.cluster = LiveClusterView()
+        if isinstance(backend, ResourceClaimStatusWriter):
+            self.cluster.dra.writer = backend.update_resource_claim_status
         self.event_recorder = _ObservingRecorder(cast("fw.Binder", backend))
         self._nominator = _QueueNominator()
 
