@@ -90,9 +90,9 @@ def test_pods_with_claim_templates_get_distinct_devices() -> None:
             assert [r.uid for r in c.reserved_for] == [pod.uid]
         assert sorted(devices) == [("node-1", "gpu-0"), ("node-1", "gpu-1"), ("node-2", "gpu-0")]
         (waiting,) = [n for n in pods if n not in bound]
-        result = sched.results[pods[waiting].uid]
-        assert result.outcome == "unschedulable"
-        assert "cannot allocate all claims" in result.message
+        outcome = sched.results[pods[waiting].uid]
+        assert outcome.outcome == "unschedulable"
+        assert "cannot allocate all claims" in outcome.message
         # A pod finishing frees its device: the waiting pod gets it.
         first = next(iter(sorted(bound)))
         backend.delete(pods[first])
