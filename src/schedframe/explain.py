@@ -434,7 +434,8 @@ def _build_framework(
         registry if registry is not None else Registry.discover(),
         index=index,
         snapshot=snapshot,
-        cluster=ClusterView(namespaces, pdbs, workloads),
+        # ``workloads`` may also carry the DRA objects (each store keeps its own kinds).
+        cluster=ClusterView(namespaces, pdbs, workloads, dra=workloads),
         clock=clock,
         timers=clock,
         rng=rng,

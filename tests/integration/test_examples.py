@@ -241,3 +241,20 @@ def test_the_readme_demo_runs_the_basic_scenario() -> None:
     assert spread.startswith("== Spreading (LeastAllocated, kube-scheduler's default) ==")
     assert "Simulated 10 pods on 4 nodes" in spread and "unschedulable      2" in spread
     assert "Simulated 10 pods on 4 nodes" in binpack and "unschedulable      0" in binpack
+
+
+def test_dra_training_job_gets_gpu_halves_and_big_waits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out, decisions = simulate(capsys, tmp_path, "dra-training")
+    placed = placements(decisions)
+    assert len(placed) == 3
+    assert all(p.startswith("default/train-") for p in placed)
+    assert Counter(placed.values()) == {"gpu-node-1": 1, "gpu-node-2": 2}
+    (big,) = [d for d in decisions if d["pod"] == "default/big"]
+    assert big["event"] == "unschedulable"
+    assert big["message"] == (
+        "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
+    assert summary_row(out, "bound")[1] == "3"

@@ -35,6 +35,12 @@ from schedframe.objects import (
     Service,
     StatefulSet,
 )
+from schedframe.objects._resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from schedframe.scheduler import Scheduler, VirtualClock
 from schedframe.simulation._controllers import daemon_set_pods
 from schedframe.simulation._workload import Arrival, Workload, _controlled
@@ -399,6 +405,9 @@ class _Engine:
             o
             for o in cluster
             if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
+            # The DRA objects DynamicResources reads (claims from templates are made by the
+            # memory backend's resourceclaim controller).
+            or isinstance(o, DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate)
         ) + tuple(workload.objects)
         # Admission rejects a pod now, with its message, rather than when it arrives.
         from schedframe.backends import admit_priority
