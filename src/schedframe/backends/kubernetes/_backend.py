@@ -23,11 +23,13 @@ from schedframe.objects import (
     Node,
     Pod,
     PodCondition,
+    ResourceClaim,
     from_dict,
     namespace_from_dict,
     node_from_dict,
     pdb_from_dict,
     pod_from_dict,
+    to_dict,
 )
 
 if TYPE_CHECKING:
@@ -454,6 +456,26 @@ class KubernetesBackend:
     def _count(self, outcome: str) -> None:
         with self._counts_lock:
             self.bind_counts[outcome] = self.bind_counts.get(outcome, 0) + 1
+
+    def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT ``resourceclaims/{name}/status`` (DynamicResources' allocation, reservedFor and
+        deallocation), with the claim's resourceVersion as the optimistic-concurrency check,
+        as upstream's ``UpdateStatus``.
+
+        Raises:
+            BackendError: 409 ``Conflict`` (a stale resourceVersion), 404 ``NotFound``, or a
+                transport failure.
+        """
+        namespace = quote(claim.namespace or "default", safe="")
+        name = quote(claim.name, safe="")
+        path = f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{name}/status"
+        try:
+            body = self.transport.request("PUT", path, body=to_dict(claim))
+        except (ApiError, TransportError) as exc:
+            raise exc.to_backend_error() from None
+        stored = from_dict({**body, "kind": "ResourceClaim"})
+        assert isinstance(stored, ResourceClaim)
+        return stored
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """POST ``pods/{name}/binding`` (upstream ``DefaultBinder``), with the pod's uid as a
