@@ -45,7 +45,15 @@ import attrs
 from schedframe import errors
 from schedframe import framework as fw
 from schedframe.errors import ConfigError, FieldIssue
-from schedframe.framework import Code, CycleState, Diagnosis, FitError, PodInfo, Status
+from schedframe.framework import (
+    Code,
+    CycleState,
+    Diagnosis,
+    FilterDetailsPlugin,
+    FitError,
+    PodInfo,
+    Status,
+)
 
 if typing.TYPE_CHECKING:
     from schedframe.cache import Snapshot
@@ -128,6 +136,9 @@ class NodeExplanation:
         rank: 1 for the best total, for feasible nodes (ties share a rank).
         chosen: this is the node the pod would be bound to.
         why_not: for every node but the chosen one, one line saying why it lost.
+        details: what the rejecting plugin adds about this node
+            (:class:`~schedframe.framework.FilterDetailsPlugin`; DynamicResources: which
+            device requests failed here and why).
     """
 
     name: str
@@ -142,6 +153,7 @@ class NodeExplanation:
     rank: int | None = None
     chosen: bool = False
     why_not: str = ""
+    details: tuple[str, ...] = ()
 
     def score(self, plugin: str) -> PluginScore | None:
         """This node's score from ``plugin``, if that plugin scored it."""
@@ -176,6 +188,8 @@ class NodeExplanation:
             out["rank"] = self.rank
         out["chosen"] = self.chosen
         out["whyNot"] = self.why_not
+        if self.details:
+            out["details"] = list(self.details)
         return out
 
 
@@ -603,6 +617,11 @@ class _Attempt:
         self.error = ""
 
     def _verdict(self, name: str, zone: str, status: Status, *, cut: bool) -> NodeExplanation:
+        details: tuple[str, ...] = ()
+        if not cut and status.plugin:
+            for p in self.fwk.filter_plugins:
+                if p.name == status.plugin and isinstance(p, FilterDetailsPlugin):
+                    details = tuple(p.filter_details(self.state, self.pod, name))
         return NodeExplanation(
             name=name,
             zone=zone,
@@ -610,6 +629,7 @@ class _Attempt:
             plugin=status.plugin,
             reasons=tuple(status.reasons),
             cut_by_pre_filter=cut,
+            details=details,
         )
 
     def run(self) -> Explanation:

@@ -258,3 +258,21 @@ def test_dra_training_job_gets_gpu_halves_and_big_waits(
         "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     assert summary_row(out, "bound")[1] == "3"
+
+
+def test_dra_explain_shows_the_failed_device_requests_per_node(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out, _ = simulate(capsys, tmp_path, "dra-training", "--explain", "default/big")
+    details = out[out.index("Details of filtered nodes:") :].splitlines()
+    assert details[1:7] == [
+        "  gpu-node-1 (DynamicResources):",
+        "    claim default/big-gpu-bdf7n, request gpu: wants 1; 1 matching device(s) on the "
+        "node, 1 not allocated, 0 within the remaining shared counters",
+        "  gpu-node-2 (DynamicResources):",
+        "    claim default/big-gpu-bdf7n, request gpu: wants 1; 1 matching device(s) on the "
+        "node, 1 not allocated, 0 within the remaining shared counters",
+        "  cpu-node (DynamicResources):",
+        "    claim default/big-gpu-bdf7n, request gpu: wants 1; 0 matching device(s) on the "
+        "node, 0 not allocated",
+    ]

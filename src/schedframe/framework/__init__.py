@@ -34,6 +34,7 @@ from schedframe.framework._events import (
 from schedframe.framework._extension_points import (
     BindPlugin,
     EnqueueExtensions,
+    FilterDetailsPlugin,
     FilterPlugin,
     PermitPlugin,
     Plugin,
@@ -138,6 +139,7 @@ __all__ = [
     "EnqueueExtensions",
     "EventRecorder",
     "EventResource",
+    "FilterDetailsPlugin",
     "FilterPlugin",
     "FitError",
     "Handle",

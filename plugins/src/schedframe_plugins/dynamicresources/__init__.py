@@ -37,6 +37,7 @@ from schedframe import framework as fw
 from schedframe.errors import BackendError
 from schedframe.objects import (
     AllocationResult,
+    Node,
     NodeSelector,
     Pod,
     ResourceClaim,
@@ -47,6 +48,7 @@ from schedframe_plugins.dynamicresources._allocator import (
     AllocationError,
     Allocator,
     Features,
+    describe_requests,
 )
 from schedframe_plugins.dynamicresources._cel import CELCache
 
@@ -104,8 +106,9 @@ class _State:
     to_allocate: list[ResourceClaim] = attrs.field(factory=list)
     unavailable: set[int] = attrs.field(factory=set)
     node_allocations: dict[str, list[AllocationResult]] = attrs.field(factory=dict)
-    #: Why each node failed, per claim request (for ``explain``).
-    node_reasons: dict[str, str] = attrs.field(factory=dict)
+    #: Nodes where allocation failed, and unavailable allocated claims by node (``explain``).
+    failed_nodes: dict[str, Node] = attrs.field(factory=dict)
+    unavailable_on: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
     lock: threading.Lock = attrs.field(factory=threading.Lock)
 
     def clone(self) -> _State:
@@ -124,6 +127,7 @@ class DynamicResources(
     fw.PreBindPlugin,
     fw.EnqueueExtensions,
     fw.SignPlugin,
+    fw.FilterDetailsPlugin,
 ):
     """Allocates the pod's ResourceClaims as kube-scheduler does."""
 
@@ -310,7 +314,7 @@ class DynamicResources(
                 return fw.Status(fw.Code.ERROR, str(exc))
             if result is None or len(result) != len(s.to_allocate):
                 with s.lock:
-                    s.node_reasons[node.name] = "cannot allocate all claims"
+                    s.failed_nodes[node.name] = node
                 return fw.Status(
                     fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims"
                 )
@@ -318,7 +322,7 @@ class DynamicResources(
         if unavailable:
             with s.lock:
                 s.unavailable.update(unavailable)
-                s.node_reasons[node.name] = "resourceclaim not available on the node"
+                s.unavailable_on[node.name] = tuple(unavailable)
             return fw.Status(
                 fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "resourceclaim not available on the node"
             )
@@ -529,7 +533,17 @@ class DynamicResources(
             )
         return (), None
 
-    def node_failure_reasons(self, state: fw.CycleState) -> dict[str, str]:
-        """Why each rejected node failed this pod's claims (for ``explain``)."""
+    def filter_details(self, state: fw.CycleState, pod: Pod, node_name: str) -> Sequence[str]:
+        """Which device requests failed on a node Filter rejected, and why (``explain``)."""
         s = state.get(_STATE)
-        return {} if s is None else dict(s.node_reasons)
+        if s is None:
+            return ()
+        lines = [
+            f"claim {_klog(s.claims[i].namespace, s.claims[i].name)}: allocated to devices "
+            "whose node selector does not match this node"
+            for i in s.unavailable_on.get(node_name, ())
+        ]
+        node = s.failed_nodes.get(node_name)
+        if node is not None and s.allocator is not None:
+            lines += describe_requests(s.allocator, node, s.to_allocate)
+        return tuple(lines)

@@ -853,3 +853,70 @@ def _taint_prevents(dev: Device, tolerations: Sequence[DeviceToleration]) -> boo
         ):
             return True
     return False
+
+
+def _counters_fit(available: Mapping[str, Mapping[str, Quantity]], dev: Device) -> bool:
+    for cc in dev.consumes_counters:
+        counters = available.get(cc.counter_set, {})
+        for name, c in cc.counters.items():
+            left = counters.get(name)
+            if left is not None and left.amount < c.value.amount:
+                return False
+    return True
+
+
+def describe_requests(
+    allocator: Allocator, node: Node | None, claims: Sequence[ResourceClaim]
+) -> list[str]:
+    """For ``explain``: per request of each claim, how many devices on ``node`` match its
+    class and selectors, and how many of those are not allocated to other claims.
+
+    A request whose selectors fail to evaluate is reported with the error. This is a summary
+    of the node's devices, not a replay of the search: constraints, counters and taints can
+    still make a request fail when free matching devices exist.
+    """
+    lines: list[str] = []
+    pools = gather_pools(allocator.slices, node, allocator.features)
+    for claim in claims:
+        for request in claim.requests:
+            subs = (
+                [_sub(request, s) for s in request.first_available]
+                if request.first_available
+                else ([_exact(request, request.exactly)] if request.exactly is not None else [])
+            )
+            for req in subs:
+                run = _Run(allocator, node, [claim])
+                run.pools = pools
+                prefix = f"claim {_klog(claim)}, request {req.full_name}"
+                req.device_class = allocator.classes.get(req.class_name)
+                if req.device_class is None:
+                    lines.append(f"{prefix}: device class {req.class_name} does not exist")
+                    continue
+                matching = free = fitting = 0
+                partitionable = False
+                try:
+                    for pool in pools:
+                        for rs in pool.slices:
+                            for dev in rs.devices:
+                                did = (rs.driver, rs.pool.name, dev.name)
+                                if not run._selectable((0, 0, 0), req, rs, dev, did, cache=False):
+                                    continue
+                                matching += 1
+                                if did in allocator.allocated_devices:
+                                    continue
+                                free += 1
+                                if dev.consumes_counters:
+                                    partitionable = True
+                                    fitting += _counters_fit(run._available(pool), dev)
+                except AllocationError as exc:
+                    lines.append(f"{prefix}: {exc}")
+                    continue
+                wanted = "all" if req.mode == "All" else str(req.count)
+                text = (
+                    f"{prefix}: wants {wanted}; {matching} matching device(s) on the node, "
+                    f"{free} not allocated"
+                )
+                if partitionable:
+                    text += f", {fitting} within the remaining shared counters"
+                lines.append(text)
+    return lines
