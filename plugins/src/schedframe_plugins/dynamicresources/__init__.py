@@ -20,8 +20,9 @@ created and recorded in ``status.resourceClaimStatuses``). The plugin
 * **queueing hints**: claim, pod, DeviceClass, ResourceSlice and node events.
 
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
-``statusUnschedulable``. Not modelled: DRA-backed extended resources (DRAExtendedResource),
-device binding conditions, consumable capacity, the Filter timeout.
+``statusUnschedulable``. Not modelled: DRA-backed extended resources (DRAExtendedResource; a
+pod requesting one is refused in PreFilter, saying so), device binding conditions, consumable
+capacity, the Filter timeout.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ NO_NEW_CLAIMS: Final = "no new claims to deallocate"
 RESERVED_FOR_MAX_SIZE: Final = 256
 
 _TEN_SECONDS: Final = datetime.timedelta(seconds=10)
+#: Upstream ``resourceapi.ResourceDeviceClassPrefix``: every class's implicit extended resource.
+_IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
 _STATE: Final = fw.StateKey["_State"](NAME)
 
 
@@ -147,6 +150,7 @@ class DynamicResources(
             device_taints=gates.enabled("DRADeviceTaints"),
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
+        self._extended_resources = gates.enabled("DRAExtendedResource")
         self._cel = CELCache()
 
     @property
@@ -214,6 +218,9 @@ class DynamicResources(
             return fw.Status(fw.Code.SKIP)
         s = _State()
         state.write(_STATE, s)
+        refused = self._dra_extended_resource(pod)
+        if refused is not None:
+            return refused
         if not pod.spec.resource_claims:
             return fw.Status(fw.Code.SKIP)
         try:
@@ -274,6 +281,33 @@ class DynamicResources(
             )
             s.to_allocate = to_allocate
         s.claims = claims
+        return None
+
+    def _dra_extended_resource(self, pod: Pod) -> fw.Status | None:
+        """Refuse, loudly, a pod requesting an extended resource a DeviceClass provides.
+
+        With DRAExtendedResource upstream allocates such a resource from devices on nodes
+        that do not advertise it; schedframe does not model that, so rather than schedule the
+        pod as if the resource were node-allocatable, PreFilter says so.
+        """
+        if not self._extended_resources or not self._dra.device_classes():
+            return None
+        names = {
+            c.extended_resource_name: c.name
+            for c in self._dra.device_classes()
+            if c.extended_resource_name
+        }
+        for resource in pod.requests:
+            cls = names.get(resource)
+            if cls is None and resource.startswith(_IMPLICIT_PREFIX):
+                candidate = resource[len(_IMPLICIT_PREFIX) :]
+                cls = candidate if self._dra.device_class(candidate) is not None else None
+            if cls is not None:
+                return fw.Status(
+                    fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"extended resource {resource} is provided by DeviceClass {cls} "
+                    "(DRAExtendedResource), which schedframe does not model",
+                )
         return None
 
     def _validate_class(self, class_name: str, request: str) -> fw.Status | None:
