@@ -23,6 +23,7 @@ from schedframe.objects import (
     Device,
     DeviceAttribute,
     DeviceCapacity,
+    DeviceClaimConfiguration,
     DeviceClass,
     DeviceConstraint,
     DeviceCounterConsumption,
@@ -939,3 +940,81 @@ def test_each_expression_is_compiled_once() -> None:
             cel_cache=cache,
         ).allocate(case.node, list(case.claims))
     assert len(cache) == 3  # the class selector and the two request selectors
+
+
+# -- more of upstream's cases: configuration in the result, constraints of other types ---------
+
+
+def _cfg(driver: str, attribute: str, requests: tuple[str, ...] = ()) -> DeviceClaimConfiguration:
+    return DeviceClaimConfiguration(
+        requests=requests, driver=driver, parameters={attribute: attribute + "Value"}
+    )
+
+
+def test_class_and_claim_config_go_into_the_result() -> None:
+    # Upstream "with-class-device-config" and "claim-with-device-config".
+    cls = attrs.evolve(klass(CA, DA), config=(_cfg(DA, "classAttribute"),))
+    c = attrs.evolve(simple_claim("claim-0", REQ0, CA), config=(_cfg(DA, "deviceAttribute"),))
+    got = Allocator(
+        features=NONE,
+        allocated_devices=set(),
+        classes={CA: cls},
+        slices=[one("slice-1", N1, P1, DA)],
+        cel_cache=CELCache(),
+    ).allocate(node(N1, R1), [c])
+    assert got is not None
+    (result,) = got
+    # Both apply to every request of the claim, so their request lists are emptied.
+    assert result.devices.config == (_cfg(DA, "classAttribute"), _cfg(DA, "deviceAttribute"))
+
+
+def test_config_for_one_request_keeps_its_request_list() -> None:
+    c = claim(
+        "claim-0",
+        exact(REQ0, CA),
+        exact(REQ1, CA),
+    )
+    c = attrs.evolve(c, config=(_cfg(DA, "a", (REQ0,)),))
+    got = Allocator(
+        features=NONE,
+        allocated_devices=set(),
+        classes={CA: klass(CA, DA)},
+        slices=[rslice("slice-1", N1, P1, DA, dev(D1), dev(D2))],
+        cel_cache=CELCache(),
+    ).allocate(node(N1, R1), [c])
+    assert got is not None
+    assert got[0].devices.config == (_cfg(DA, "a", (REQ0,)),)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "values", "expected"),
+    [
+        ("boolAttribute", (True, False, True), ["device-0", D2]),
+        ("driverVersion", ("1.0.0", "2.0.0", "1.0.0"), ["device-0", D2]),
+        ("numa", (1, 2, 2), [D1, D2]),
+    ],
+)
+def test_match_attribute_of_each_type(
+    attribute: str, values: tuple[object, ...], expected: list[str]
+) -> None:
+    # Upstream "with-constraint-bool-attribute" / "-version-attribute" / "-int-attribute".
+    devices = [
+        dev(name, attributes=_attrs(**{attribute: v}))
+        for name, v in zip(("device-0", D1, D2), values, strict=True)
+    ]
+    c = claim(
+        "claim-0",
+        exact(REQ0, CA),
+        exact(REQ1, CA),
+        constraints=[DeviceConstraint(match_attribute=f"{DA}/{attribute}")],
+    )
+    # For numa, device-0 (numa 1) has no partner: backtracking picks the pair with numa 2.
+    got = Allocator(
+        features=NONE,
+        allocated_devices=set(),
+        classes={CA: klass(CA, DA)},
+        slices=[rslice("slice-1", N1, P1, DA, *devices)],
+        cel_cache=CELCache(),
+    ).allocate(node(N1, R1), [c])
+    assert got is not None
+    assert [r.device for r in got[0].devices.results] == expected
