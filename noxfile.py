@@ -55,10 +55,10 @@ PYTHONS = FOUND or list(SUPPORTED)
 #: Lint, type check and docs need one interpreter: the oldest supported one found.
 PYTHON = PYTHONS[0]
 #: The example out-of-tree plugin packages under examples/.
-EXAMPLES = ("gpu-spread", "coscheduling")
+EXAMPLES = ("gpu-spread", "coscheduling", "capacityscheduling")
 LOCAL = [
     "-e",
-    ".[testing,kubernetes]",
+    ".[testing,kubernetes,metrics]",
     "-e",
     "./plugins",
     # The example out-of-tree plugin packages: installed, discovered and tested like a third
@@ -67,6 +67,8 @@ LOCAL = [
     "./examples/gpu-spread",
     "-e",
     "./examples/coscheduling",
+    "-e",
+    "./examples/capacityscheduling",
 ]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
 # Pinned: a new release of either adds rules or checks, which must be a deliberate upgrade.
@@ -148,3 +150,21 @@ def startup(session: nox.Session) -> None:
     """Start-up benchmark: import and first-build times in fresh processes (never a test)."""
     install_project(session)
     session.run("python", "bench/startup.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """The fuzzers (configs, manifests, workloads, kubeconfigs) and the fault-injection machine
+    with a large budget: ``nox -s fuzz -- 2500`` runs 2,500 inputs per fuzzer (10,000 in all),
+    each bounded to 10 s of wall time (a hang fails)."""
+    install_project(session, *TEST_DEPS)
+    session.env["SCHEDFRAME_FUZZ_EXAMPLES"] = session.posargs[0] if session.posargs else "2500"
+    session.env["SCHEDFRAME_FUZZ_DEADLINE"] = "10"
+    session.run(
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/property/test_fuzz_loaders.py",
+        "tests/integration/test_fault_injection.py",
+    )

@@ -131,6 +131,36 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
 
 
+def _config_with(extra: list[str] | tuple[str, ...]) -> tuple[Any, Any]:
+    """The configuration and registry of a run: kube-scheduler's defaults, plus the no-op
+    out-of-tree plugins of ``bench/noop_plugins.py`` a workload names in ``extraPlugins``
+    (enabled at their extension point, after the default plugins)."""
+    if not extra:
+        return None, None
+    sys.path.insert(0, str(HERE))
+    import noop_plugins
+
+    from schedframe.runtime import Registry
+
+    registry = Registry.discover()
+    points: dict[str, list[dict[str, str]]] = {}
+    for name in extra:
+        factory, point = noop_plugins.PLUGINS[name]
+        registry.register(name, factory, replace=True)
+        points.setdefault(point, []).append({"name": name})
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {point: {"enabled": names} for point, names in points.items()},
+            }
+        ],
+    }
+    return config, registry
+
+
 def run_once(workload: Workload, scale: float, profile: str | None = None) -> dict[str, Any]:
     """Run ``workload`` once in this process; returns its figures."""
     started = time.perf_counter()
@@ -138,7 +168,8 @@ def run_once(workload: Workload, scale: float, profile: str | None = None) -> di
     from schedframe.scheduler._clock import VirtualClock
 
     imported = time.perf_counter()
-    sched = Scheduler.from_config(None, deterministic=True, seed=0)
+    config, registry = _config_with(workload.get("extraPlugins", ()))
+    sched = Scheduler.from_config(config, deterministic=True, seed=0, registry=registry)
     built = time.perf_counter()
     backend: Any = sched.backend
     clock = sched.clock

@@ -229,4 +229,13 @@ def test_the_cli_guides_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
                     assert (ROOT / word).exists(), f"{block.where()}: {word} does not exist"
             assert main(words[1:]) == 0, f"{block.where()}: {line}"
             ran.append(words[1])
-    assert sorted(set(ran)) == ["config", "explain", "plugins", "simulate"]
+    assert sorted(set(ran)) == [
+        "compare",
+        "config",
+        "explain",
+        "fit",
+        "plugins",
+        "scenario",
+        "simulate",
+        "whatif",
+    ]

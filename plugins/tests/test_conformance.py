@@ -121,6 +121,15 @@ _SPREAD_PODS = sst.pods(
 PODS = {"PodTopologySpread": _SPREAD_PODS}
 
 
+# Checks an in-tree plugin fails by being faithful to upstream. InterPodAffinity's hint for a
+# node add or label update looks only at the incoming pod's own (anti-)affinity terms, as
+# upstream's isSchedulableAfterNodeChange does: a pod rejected only because running pods'
+# anti-affinity covers every node answers QueueSkip to a new node it would fit on (it waits for
+# the unschedulable pool's flush). interpodaffinity/test_plugin.py's
+# test_node_hint_ignores_running_pods_anti_affinity pins that behaviour.
+SKIP: dict[str, tuple[str, ...]] = {"InterPodAffinity": ("hint-soundness",)}
+
+
 def test_every_in_tree_plugin_is_found() -> None:
     assert len(IN_TREE) == 20, IN_TREE
 
@@ -132,6 +141,7 @@ def test_in_tree_plugin_conforms(name: str) -> None:
         companions=COMPANIONS.get(name, ()),
         invalid_args=INVALID_ARGS.get(name, ()),
         pods=PODS.get(name),
+        skip=SKIP.get(name, ()),
     )
 
 
@@ -141,7 +151,7 @@ def test_in_tree_plugin_conforms(name: str) -> None:
     ids=[f"{name}-{i}" for i, (name, _) in enumerate(ARGS_VARIANTS)],
 )
 def test_in_tree_plugin_conforms_with_args(name: str, args: Mapping[str, object]) -> None:
-    check_plugin(name, args=args, max_examples=25, pods=PODS.get(name))
+    check_plugin(name, args=args, max_examples=25, pods=PODS.get(name), skip=SKIP.get(name, ()))
 
 
 def test_pod_topology_spread_empty_selector_disagrees() -> None:

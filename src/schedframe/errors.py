@@ -23,6 +23,7 @@ __all__ = [
     "ConfigError",
     "FieldIssue",
     "ManifestError",
+    "ManifestWarning",
     "PluginError",
     "SchedframeError",
     "join_path",
@@ -41,15 +42,60 @@ _KINDS_WITHOUT_VALUE = frozenset({REQUIRED, FORBIDDEN, UNKNOWN_FIELD})
 _NO_VALUE = object()
 
 
+#: The longest text of a value (or path, or detail) a message quotes in full.
+_SHOWN_CHARS = 200
+
+
+def _clip(text: str) -> str:
+    """``text`` on one line (line breaks and other control characters escaped) and, past
+    :data:`_SHOWN_CHARS` characters, cut with a note of its length: a 50 MB bad value is
+    named, not echoed."""
+    size = len(text)
+    if size > _SHOWN_CHARS:
+        text = text[:_SHOWN_CHARS]
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
+    if size > _SHOWN_CHARS:
+        text += f"...({size} characters)"
+    return text
+
+
+def _escape(c: str) -> str:
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c)
+    if named is not None:
+        return named
+    code = ord(c)
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
+
+
+def _clip_long(text: str) -> str:
+    """Like :func:`_clip`, with room for a sentence: paths and details are ours, mostly."""
+    if len(text) <= 4 * _SHOWN_CHARS and text.isprintable():
+        return text
+    head = _clip(text[: 4 * _SHOWN_CHARS])
+    return head if len(text) <= 4 * _SHOWN_CHARS else f"{head}...({len(text)} characters)"
+
+
 def _render_value(value: object) -> str:
-    # Upstream quotes strings and prints numbers and booleans bare.
+    # Upstream quotes strings (Go's %q: escapes included) and prints numbers and booleans bare.
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + _clip(value.replace("\\", "\\\\").replace('"', '\\"')) + '"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
-    return str(value)
+    if isinstance(value, int) and value.bit_length() > 600:  # str() of it may even refuse
+        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
+    try:
+        return _clip(str(value))
+    except Exception:  # a value that cannot print itself still leaves a message
+        return f"<{type(value).__name__}>"
 
 
 @attrs.frozen(kw_only=True)
@@ -79,8 +125,9 @@ class FieldIssue:
         if self.kind not in _KINDS_WITHOUT_VALUE and self.value is not _NO_VALUE:
             body += ": " + _render_value(self.value)
         if self.detail:
-            body += ": " + self.detail
-        return f"{self.path}: {body}" if self.path else body
+            body += ": " + _clip_long(self.detail)
+        path = _clip_long(self.path)
+        return f"{path}: {body}" if path else body
 
 
 def join_path(prefix: str, path: str) -> str:
@@ -130,6 +177,11 @@ class ConfigError(_IssuesError):
 
 class ManifestError(_IssuesError):
     """A Kubernetes object manifest (Pod, Node, ...) that cannot be read as given."""
+
+
+class ManifestWarning(UserWarning):
+    """A manifest problem that ``validate="warn"`` reports instead of failing: one warning per
+    unknown field, its message ``<source>: <path>: Unknown field``."""
 
 
 class PluginError(SchedframeError):

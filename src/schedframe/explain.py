@@ -51,6 +51,7 @@ from schedframe.framework import (
     Diagnosis,
     FilterDetailsPlugin,
     FitError,
+    NodeInfo,
     PodInfo,
     Status,
 )
@@ -61,6 +62,7 @@ if typing.TYPE_CHECKING:
     from schedframe.objects import (
         Namespace,
         Node,
+        ObjectReference,
         Pod,
         PodCondition,
         PodDisruptionBudget,
@@ -374,7 +376,7 @@ class _DryRunBinder:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         return None
 
@@ -538,8 +540,9 @@ def explain(
         PluginError: a plugin failed to build.
     """
     from schedframe.cache import Cache, Snapshot
+    from schedframe.extender import apply_ignored_resources
 
-    cfg = _load(config)
+    cfg = apply_ignored_resources(_load(config))
     classes = tuple(priority_classes)
     pod = _admitted(pod, classes)
     pods = [_admitted(p, classes) for p in pods]
@@ -580,7 +583,11 @@ def explain(
     )
     for other, node_name in nominated:
         fwk.nominator.add_nominated_pod(PodInfo(other), node_name)
-    return _Attempt(fwk, snapshot, pod, seed, rng, binder, post_filter, start_index).run()
+    from schedframe.extender import build_extenders
+
+    fwk.extenders = build_extenders(cfg)
+    attempt = _Attempt(fwk, snapshot, pod, seed, rng, binder, post_filter, start_index)
+    return attempt.run()
 
 
 def _admitted(pod: Pod, classes: Sequence[PriorityClass]) -> Pod:
@@ -615,13 +622,15 @@ class _Attempt:
         self.state = CycleState()
         self.diagnosis = Diagnosis()
         self.error = ""
+        #: The configuration's HTTP extenders: they filter and score as in the scheduler.
+        self.extenders = fwk.extenders
 
     def _verdict(self, name: str, zone: str, status: Status, *, cut: bool) -> NodeExplanation:
         details: tuple[str, ...] = ()
         if not cut and status.plugin:
             for p in self.fwk.filter_plugins:
                 if p.name == status.plugin and isinstance(p, FilterDetailsPlugin):
-                    details = tuple(p.filter_details(self.state, self.pod, name))
+                    details = _filter_details(p, self.state, self.pod, name)
         return NodeExplanation(
             name=name,
             zone=zone,
@@ -633,6 +642,7 @@ class _Attempt:
         )
 
     def run(self) -> Explanation:
+        from schedframe.runtime import _cycle as cycle
         from schedframe.scheduler import select_host
 
         fwk, pod, state, diagnosis = self.fwk, self.pod, self.state, self.diagnosis
@@ -640,17 +650,15 @@ class _Attempt:
         zones = {ni.name: node_zone(ni.node) if ni.node is not None else "" for ni in infos}
         score_plugins = tuple((p.name, fwk.score_weights.get(p.name, 1)) for p in fwk.score_plugins)
 
-        pre_result, pre_status, with_nodes = fwk.run_pre_filter_plugins(state, pod)
+        pre_filtered = cycle.pre_filter(fwk, pod, state)
+        pre_status, with_nodes = pre_filtered.status, pre_filtered.plugins_with_nodes
         diagnosis.unschedulable_plugins = set(with_nodes)
         skipped = tuple(sorted(state.skip_filter_plugins))
-        narrowed: tuple[str, ...] | None = None
-        if pre_result is not None and not pre_result.all_nodes():
-            assert pre_result.node_names is not None
-            narrowed = tuple(sorted(pre_result.node_names))
+        narrowed = pre_filtered.narrowed
 
         verdicts: dict[str, NodeExplanation] = {}
         feasible = []
-        if pre_status is not None and not pre_status.is_success():
+        if pre_status is not None:
             pre = PreFilterOutcome(
                 code=str(pre_status.code),
                 plugin=pre_status.plugin,
@@ -679,14 +687,12 @@ class _Attempt:
                     f"node(s) didn't satisfy plugin(s) {_go_list(sorted(with_nodes))}",
                 )
                 diagnosis.node_to_status.absent_nodes_status = absent
-            allowed = set(narrowed) if narrowed is not None else None
             for ni in infos:
-                if allowed is not None and ni.name not in allowed:
+                if not pre_filtered.allows(ni.name):
                     assert absent is not None
                     verdicts[ni.name] = self._verdict(ni.name, zones[ni.name], absent, cut=True)
-                    continue
-                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-                if status is None or status.code is Code.SUCCESS:
+            for ni, status in cycle.filter_nodes(fwk, pre_filtered, pod, infos):
+                if status is None:
                     feasible.append(ni)
                     continue
                 if status.code is Code.ERROR:
@@ -696,6 +702,8 @@ class _Attempt:
                     if status.plugin and status.is_rejected():
                         diagnosis.unschedulable_plugins.add(status.plugin)
                 verdicts[ni.name] = self._verdict(ni.name, zones[ni.name], status, cut=False)
+            if self.extenders and feasible and not self.error:
+                feasible = self._pass_extenders(feasible, zones, verdicts)
 
         # Scores of the feasible nodes (for display even when one node or the nominated node
         # would make upstream skip scoring).
@@ -706,30 +714,42 @@ class _Attempt:
         skipped_scores: tuple[str, ...] = ()
         if feasible and not self.error:
             if fwk.has_score_plugins():
-                status = fwk.run_pre_score_plugins(state, pod, feasible)
+                scored = cycle.score_nodes(fwk, state, pod, feasible)
                 skipped_scores = tuple(sorted(state.skip_score_plugins))
-                if status is not None and not status.is_success():
-                    self.error = status.message()
+                failed = (
+                    scored.pre_score_status
+                    if scored.pre_score_status is not None
+                    else scored.status
+                )
+                if failed is not None:
+                    self.error = failed.message()
                 else:
-                    scores, status = fwk.run_score_plugins(state, pod, feasible, keep_raw=True)
-                    if status is not None and not status.is_success():
-                        self.error = status.message()
-                    else:
-                        assert scores is not None
-                        for ps in scores.by_plugin:
-                            raw = ps.raw if ps.raw is not None else ps.normalized
-                            for i, name in enumerate(scores.names):
-                                per_node[name].append(
-                                    PluginScore(
-                                        plugin=ps.plugin,
-                                        weight=ps.weight,
-                                        raw=raw[i],
-                                        normalized=ps.normalized[i],
-                                    )
+                    scores = scored.scores
+                    assert scores is not None
+                    for ps in scores.by_plugin:
+                        raw = ps.raw if ps.raw is not None else ps.normalized
+                        for i, name in enumerate(scores.names):
+                            per_node[name].append(
+                                PluginScore(
+                                    plugin=ps.plugin,
+                                    weight=ps.weight,
+                                    raw=raw[i],
+                                    normalized=ps.normalized[i],
                                 )
-                        totals = dict(zip(scores.names, scores.totals, strict=True))
-            else:
+                            )
+                    totals = dict(zip(scores.names, scores.totals, strict=True))
+            elif not self.extenders:
                 totals = {ni.name: 1 for ni in feasible}  # upstream: every node scores 1
+            else:
+                totals = {ni.name: 0 for ni in feasible}
+            if self.extenders and not self.error:
+                from schedframe.extender import EXTENDER_NAME, extender_scores
+
+                for name, added in extender_scores(self.extenders, pod, feasible).items():
+                    totals[name] += added
+                    per_node[name].append(
+                        PluginScore(plugin=EXTENDER_NAME, weight=1, raw=added, normalized=added)
+                    )
         if feasible and not self.error:
             # The scheduler visits nodes from next_start_node_index on (over the PreFilter
             # result's sorted names when it narrowed them); select_host draws in that order.
@@ -800,6 +820,30 @@ class _Attempt:
             post_filter=post,
         )
 
+    def _pass_extenders(
+        self,
+        feasible: list[NodeInfo],
+        zones: Mapping[str, str],
+        verdicts: dict[str, NodeExplanation],
+    ) -> list[NodeInfo]:
+        """The extenders' filter over the nodes the plugins kept; the nodes they reject get
+        the statuses the scheduler records (``plugin`` left empty, as upstream's)."""
+        from schedframe.extender import ExtenderError, find_nodes_that_pass_extenders
+
+        try:
+            kept = find_nodes_that_pass_extenders(
+                self.extenders, self.pod, feasible, self.diagnosis
+            )
+        except ExtenderError as exc:
+            self.error = str(exc)
+            return feasible
+        names = {ni.name for ni in kept}
+        for ni in feasible:
+            if ni.name not in names:
+                status = self.diagnosis.node_to_status.get(ni.name)
+                verdicts[ni.name] = self._verdict(ni.name, zones[ni.name], status, cut=False)
+        return kept
+
     def _post_filter(self) -> PostFilterOutcome:
         result, status = self.fwk.run_post_filter_plugins(
             self.state, self.pod, self.diagnosis.node_to_status
@@ -864,3 +908,24 @@ def _why_lower(
     if higher:
         text += "; higher on " + ", ".join(t for _, t in sorted(higher))
     return text
+
+
+def _filter_details(
+    plugin: FilterDetailsPlugin, state: CycleState, pod: Pod, node_name: str
+) -> tuple[str, ...]:
+    """A plugin's extra lines about a rejected node, guarded as the runners guard results
+    (:mod:`schedframe.runtime._guard`): a plugin that raises or returns anything but strings
+    gets one line saying so instead of breaking the explanation."""
+    from schedframe.runtime._guard import SHUTDOWN, describe
+
+    try:
+        lines = plugin.filter_details(state, pod, node_name)
+    except SHUTDOWN:
+        raise
+    except BaseException as exc:
+        return (f"(filter_details of {plugin.name} failed: {type(exc).__name__}: {exc})",)
+    if isinstance(lines, str) or not isinstance(lines, list | tuple):
+        return (f"(filter_details of {plugin.name} returned {describe(lines)}, not lines)",)
+    if not all(isinstance(line, str) for line in lines):
+        return (f"(filter_details of {plugin.name} returned {describe(lines)}, not lines)",)
+    return tuple(lines)

@@ -276,3 +276,96 @@ def test_dra_explain_shows_the_failed_device_requests_per_node(
         "    claim default/big-gpu-bdf7n, request gpu: wants 1; 0 matching device(s) on the "
         "node, 0 not allocated",
     ]
+
+
+# -- capacity questions (examples/capacity) ----------------------------------------------------
+
+CAPACITY = EXAMPLES / "capacity"
+
+
+def test_capacity_scenario_drains_through_the_pdb_and_survives_a_node_failure(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["scenario", str(CAPACITY / "scenario.yaml"), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["pending"] == {}
+    assert set(doc["placements"].values()) == {"node-1", "node-4"}
+    events = Counter(e["event"] for tl in doc["timelines"].values() for e in tl)
+    assert events["evictionRefused"] == 1
+    assert events["evicted"] == 4  # two drained from node-3, two lost with node-2
+    assert events["preempted"] == 1
+
+
+def test_capacity_fit_reports_the_victim_and_its_pdb(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["fit", "-c", str(CAPACITY / "running.yaml"), str(CAPACITY / "api.yaml"), "-o", "json"]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["fits"] is False
+    assert len(doc["placements"]) == 2
+    assert [(v["pod"], v["pdbs"], v["violatesPdb"]) for v in doc["victims"]] == [
+        ("default/batch", ["default/batch"], True)
+    ]
+    (reason,) = doc["pending"].values()
+    assert "1 node(s) had untolerated taint(s), 2 Insufficient cpu" in reason
+
+
+def test_capacity_whatif_suggests_one_node_a_toleration_or_smaller_requests(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        ["whatif", "-c", str(CAPACITY / "running.yaml"), str(CAPACITY / "api.yaml"), "--json"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    found = [(s["kind"], s["amount"], s["target"]) for s in json.loads(out)]
+    assert found == [
+        ("addNodes", 1, "node-1"),
+        ("tolerateTaint", 1, "dedicated=infra:NoSchedule"),
+        ("lowerRequest", 1000, "cpu"),
+    ]
+
+
+def test_capacity_compare_spread_and_binpack(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "compare",
+            str(CAPACITY / "ab.yaml"),
+            "-b",
+            str(EXAMPLES / "basic" / "binpack.yaml"),
+            "--name-a",
+            "spread",
+            "--name-b",
+            "binpack",
+            "-o",
+            "json",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["pendingOnly"] == {"spread": ["default/big"], "binpack": []}
+    assert doc["placementDiff"]["default/big"] == {"spread": "", "binpack": "node-3"}
+    assert doc["spread"]["fragmentation"]["cpu"] > doc["binpack"]["fragmentation"]["cpu"]
+
+
+def test_capacity_fork_script_discards_then_commits() -> None:
+    done = subprocess.run(
+        [sys.executable, str(CAPACITY / "fork.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.stdout.splitlines() == [
+        "without node-2, web-2 goes to: node-1",
+        "and evicts: default/batch",
+        "discarded; original unchanged: True",
+        "committed 2 write(s)",
+        "report runs on node-2 in the original cluster",
+    ]

@@ -622,6 +622,9 @@ def test_async_preemption_in_real_mode_is_waited_for() -> None:
         assert bound.get("default/high") == "n1"
         assert len(bound) == 2
         assert sched.in_flight() == 0
+        # The eviction task counted as a running cycle too: the back-pressure count is back
+        # to zero, not below it (a negative count would let binding cycles run unbounded).
+        assert sched.running_binding_cycles() == 0
 
 
 def test_requeue_refused_by_the_queue_still_reports_the_failure() -> None:

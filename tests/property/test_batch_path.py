@@ -26,7 +26,7 @@ from schedframe.config import load_config
 from schedframe.framework import CycleState, FitError, NodeInfo, PodInfo
 from schedframe.framework._columns import _BOOL_FIELDS, _INT_FIELDS
 from schedframe.runtime import Framework, Registry
-from schedframe.runtime._framework import _SimpleNominator
+from schedframe.runtime._standalone import _SimpleNominator
 from schedframe.scheduler import _schedule_one
 from schedframe.scheduler._schedule_one import Algorithm, SchedulingStatusError
 from schedframe.testing import strategies as sst

@@ -43,12 +43,10 @@ def _registry() -> Registry:
 
 
 def _framework(snapshot: Snapshot, *, fast: bool) -> Framework:
-    fwk = Framework.from_profile(load_config(None).profiles[0], _registry(), snapshot=snapshot)
-    if not fast:
-        # The per-node paths only: no prepared filters, no batch scores.
-        fwk._prepare_filters = tuple((name, fn, None) for name, fn, _ in fwk._prepare_filters)
-        fwk._score_fns = tuple(entry[:4] + (None,) for entry in fwk._score_fns)
-    return fwk
+    # fast=False: the per-node paths only (no prepared filters, no batch scores).
+    return Framework.from_profile(
+        load_config(None).profiles[0], _registry(), snapshot=snapshot, fast_paths=fast
+    )
 
 
 def _key(status: Status | None) -> tuple[Any, ...] | None:

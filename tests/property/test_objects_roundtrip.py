@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import attrs
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -214,10 +215,22 @@ def tolerations(draw: st.DrawFn) -> Toleration:
     )
 
 
+# A container may not ask for pods, and extended resources and hugepages need a limit equal
+# to the request (the API server's rules); requests never exceed limits.
+container_resources = st.dictionaries(
+    st.sampled_from([CPU, MEMORY, EPHEMERAL_STORAGE, "nvidia.com/gpu", "hugepages-2Mi"]),
+    st.integers(min_value=0, max_value=2**50),
+    max_size=4,
+)
+_OVERCOMMITTABLE = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
 @st.composite
 def containers(draw: st.DrawFn, *, init: bool = False) -> Container:
-    limits = draw(resources)
-    requests = {**limits, **draw(resources)}  # the codec copies limits into absent requests
+    limits = draw(container_resources)
+    extra = {n: v for n, v in draw(container_resources).items() if n in _OVERCOMMITTABLE}
+    # The codec copies limits into absent requests; a request may be below its limit.
+    requests = {**limits, **{n: min(v, limits.get(n, v)) for n, v in extra.items()}}
     ports = draw(
         st.lists(
             st.builds(
@@ -247,11 +260,37 @@ spread_constraints = st.builds(
     topology_key=label_keys,
     when_unsatisfiable=st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]),
     label_selector=st.none() | label_selectors,
-    min_domains=st.none() | st.integers(min_value=1, max_value=5),
+    min_domains=st.none(),
     node_affinity_policy=st.sampled_from([None, "Honor", "Ignore"]),
     node_taints_policy=st.sampled_from([None, "Honor", "Ignore"]),
     match_label_keys=st.lists(label_keys, max_size=1).map(tuple),
 )
+
+
+def _api_valid(items: list[Container], prefix: str) -> tuple[Container, ...]:
+    # The API server wants unique container names and each host port claimed once.
+    seen: set[tuple[int, str]] = set()
+    out = []
+    for i, c in enumerate(items):
+        ports = []
+        for p in c.ports:
+            if p.host_port and (p.host_port, p.protocol) in seen:
+                continue
+            seen.add((p.host_port, p.protocol))
+            ports.append(p)
+        out.append(attrs.evolve(c, name=f"{prefix}{i}", ports=tuple(ports)))
+    return tuple(out)
+
+
+# minDomains goes with DoNotSchedule only.
+spread_constraints = spread_constraints | st.builds(
+    TopologySpreadConstraint,
+    max_skew=st.integers(min_value=1, max_value=5),
+    topology_key=label_keys,
+    when_unsatisfiable=st.just("DoNotSchedule"),
+    min_domains=st.integers(min_value=1, max_value=5),
+)
+
 pod_specs = st.builds(
     PodSpec,
     node_name=st.sampled_from(["", "node-1"]),
@@ -262,11 +301,17 @@ pod_specs = st.builds(
     node_selector=labels,
     affinity=st.none() | affinities,
     tolerations=st.lists(tolerations(), max_size=3).map(tuple),
-    containers=st.lists(containers(), max_size=3).map(tuple),
-    init_containers=st.lists(containers(init=True), max_size=2).map(tuple),
+    containers=st.lists(containers(), min_size=1, max_size=3).map(lambda cs: _api_valid(cs, "c")),
+    init_containers=st.lists(containers(init=True), max_size=2).map(lambda cs: _api_valid(cs, "i")),
     overhead=resources,
-    topology_spread_constraints=st.lists(spread_constraints, max_size=2).map(tuple),
-    scheduling_gates=st.lists(label_keys, max_size=2).map(tuple),
+    # The API server wants one constraint per topologyKey and whenUnsatisfiable, and
+    # scheduling gates named once each.
+    topology_spread_constraints=st.lists(
+        spread_constraints,
+        max_size=2,
+        unique_by=lambda c: (c.topology_key, c.when_unsatisfiable),
+    ).map(tuple),
+    scheduling_gates=st.lists(label_keys, max_size=2, unique=True).map(tuple),
     host_network=st.booleans(),
     termination_grace_period_seconds=st.none() | st.integers(min_value=0, max_value=600),
     volumes=st.lists(

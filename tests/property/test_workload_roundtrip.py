@@ -97,7 +97,12 @@ priority_classes = st.builds(
     preemption_policy=st.sampled_from(["Never", "PreemptLowerPriority"]),
     description=free_text,
 )
-services = st.builds(Service, metadata=metas(namespaced=True), selector=st.none() | labels)
+# Service names are DNS-1035 labels: they start with a letter.
+services = st.builds(
+    Service,
+    metadata=metas(namespaced=True).map(lambda m: attrs.evolve(m, name="svc-" + m.name)),
+    selector=st.none() | labels,
+)
 
 
 @given(st.one_of(workload_objects(), priority_classes, services))

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from schedframe_coscheduling import MIN_MEMBER, POD_GROUP, Coscheduling, group_of
+from schedframe_coscheduling import POD_GROUP, Coscheduling, group_name, pod_group
 
 from schedframe.objects import Pod
 from schedframe.scheduler import Scheduler
@@ -37,15 +37,16 @@ CONFIG: dict[str, Any] = {
 }
 
 
-def gang(group: str, size: int, *, cpu: str, min_member: int | None = None) -> list[Pod]:
+def members(group: str, size: int, *, cpu: str) -> list[Pod]:
     return [
-        make_pod(f"{group}-{i}")
-        .label(POD_GROUP, group)
-        .annotation(MIN_MEMBER, str(size if min_member is None else min_member))
-        .req(cpu=cpu)
-        .obj()
-        for i in range(size)
+        make_pod(f"{group}-{i}").label(POD_GROUP, group).req(cpu=cpu).obj() for i in range(size)
     ]
+
+
+def gang(group: str, size: int, *, cpu: str, min_member: int | None = None) -> list[Any]:
+    """The PodGroup, then its ``size`` pods."""
+    pg = pod_group("default", group, size if min_member is None else min_member)
+    return [pg, *members(group, size, cpu=cpu)]
 
 
 def nodes(n: int = 2, cpu: str = "2") -> list[Any]:
@@ -117,19 +118,45 @@ def test_a_gang_that_cannot_fit_never_partially_binds(sched_factory: Any) -> Non
 
 
 def test_a_small_group_is_rejected_before_filtering(sched_factory: Any) -> None:
-    pods = gang("pair", 2, cpu="100m", min_member=3)
-    sched = sched_factory([*nodes(), *pods])
+    objects = gang("pair", 2, cpu="100m", min_member=3)
+    sched = sched_factory([*nodes(), *objects])
     sched.run_until_idle()
     assert bound(sched, "pair") == {}
-    result = sched.results[pods[0].uid]
+    result = sched.results[objects[1].uid]
     assert result.outcome == "unschedulable"
-    assert 'pod group "default/pair" has 2 member(s), fewer than its min-member 3' in (
-        result.message
-    )
+    assert (
+        "pre-filter pod pair-0 cannot find enough sibling pods, current pods number: 2, "
+        "minMember of group: 3"
+    ) in result.message
     # A third member arrives: the hint requeues the others and the gang binds.
-    sched.backend.create(gang("pair", 3, cpu="100m")[2])
+    sched.backend.create(members("pair", 3, cpu="100m")[2])
     sched.run_until_idle()
     assert len(bound(sched, "pair")) == 3
+
+
+def test_members_wait_for_their_pod_group(sched_factory: Any) -> None:
+    pods = members("late", 2, cpu="100m")
+    sched = sched_factory([*nodes(), *pods])
+    sched.run_until_idle()
+    assert bound(sched, "late") == {}
+    result = sched.results[pods[0].uid]
+    assert result.outcome == "unschedulable"
+    assert 'PodGroup "default/late" not found' in result.message
+    # The PodGroup is created: its event requeues the members through the hint.
+    sched.backend.create(pod_group("default", "late", 2))
+    sched.run_until_idle()
+    assert len(bound(sched, "late")) == 2
+
+
+def test_the_pod_group_timeout_rejects_the_whole_gang(sched_factory: Any) -> None:
+    pg = pod_group("default", "slow", 3, schedule_timeout_seconds=5)
+    # Three members, but room for two: the two assumed ones wait 5s (the PodGroup's
+    # scheduleTimeoutSeconds, not the plugin's 10s), then the gang is rejected as a whole.
+    sched = sched_factory([*nodes(2, cpu="1"), pg, *members("slow", 3, cpu="800m")])
+    sched.run_until_idle(stall_timeout=120)
+    assert bound(sched, "slow") == {}
+    assert sched.in_flight() == 0 and len(sched.waiting_pods) == 0
+    invariants.assert_nothing_lost(sched)
 
 
 def test_gangs_and_single_pods_share_a_cluster(sched_factory: Any) -> None:
@@ -147,11 +174,7 @@ def test_gangs_and_single_pods_share_a_cluster(sched_factory: Any) -> None:
     invariants.assert_preemption_only_lower_priority(sched)
 
 
-def test_group_of() -> None:
-    (pod,) = gang("g", 1, cpu="1", min_member=4)
-    assert group_of(pod) == ("default/g", 4)
-    assert group_of(make_pod("plain").obj()) is None
-    assert group_of(make_pod("bad").label(POD_GROUP, "g").annotation(MIN_MEMBER, "x").obj()) == (
-        "default/g",
-        None,
-    )
+def test_group_name() -> None:
+    (pod,) = members("g", 1, cpu="1")
+    assert group_name(pod) == "default/g"
+    assert group_name(make_pod("plain").obj()) is None

@@ -30,7 +30,7 @@ from schedframe.objects import (
     resource_amount,
 )
 from schedframe.runtime import Framework
-from schedframe.runtime._framework import _SimpleNominator
+from schedframe.runtime._standalone import _SimpleNominator
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 

@@ -325,3 +325,18 @@ def test_decode_args() -> None:
     assert str(info.value) == (
         "args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"
     )
+
+
+def test_node_hint_ignores_running_pods_anti_affinity() -> None:
+    # Upstream isSchedulableAfterNodeChange reads only the incoming pod's own terms: a pod kept
+    # off every node by running pods' anti-affinity answers QueueSkip to a node added with a
+    # fresh topology value, though it would fit there (the conformance kit's hint-soundness
+    # check is skipped for this plugin because of it).
+    running = make_pod().name("running").node("n1").obj()
+    nodes = [node("n1", {"zone": "z1"})]
+    plugin = InterPodAffinity(
+        InterPodAffinityArgs(), make_handle(Snapshot.from_objects(nodes, [running]), NAMESPACES)
+    )
+    incoming = make_pod().name("incoming").label("app", "x").obj()
+    added = node("n2", {"zone": "z2"})
+    assert plugin.is_schedulable_after_node_change(incoming, None, added) is QueueingHint.QUEUE_SKIP

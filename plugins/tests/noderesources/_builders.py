@@ -12,6 +12,7 @@ from schedframe.objects import (
     Pod,
     PodSpec,
     PodStatus,
+    ResourceRequirements,
     parse_quantity,
     resource_amount,
 )
@@ -55,6 +56,7 @@ def make_pod(
     init: Sequence[Mapping[str, int]] = (),
     sidecars: Sequence[Mapping[str, int]] = (),
     overhead: Mapping[str, int] | None = None,
+    pod_level: Mapping[str, int] | None = None,
     name: str = "",
     uid: str | None = None,
     node: str = "",
@@ -75,6 +77,7 @@ def make_pod(
             ),
             init_containers=tuple(init_containers),
             overhead=dict(overhead or {}),
+            resources=None if pod_level is None else ResourceRequirements(requests=dict(pod_level)),
         ),
         status=PodStatus(nominated_node_name=nominated),
     )

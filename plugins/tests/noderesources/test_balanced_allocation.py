@@ -96,6 +96,37 @@ CASES = [
         [75, 75],
         id="zero node resources, pods scheduled with resources",
     ),
+    # Pod-level resources (spec.resources) replace the containers' requests, for the pod
+    # scored and for the pods already on a node: the cases above with the requests moved.
+    pytest.param(
+        make_pod({"cpu": 100, "memory": 100}, pod_level={"cpu": 3000, "memory": 5000}),
+        [node("node1", 4000, 10000), node("node2", 6000, 10000)],
+        [],
+        [87, 100],
+        [68, 75],
+        id="pod-level requests, differently sized nodes",
+    ),
+    pytest.param(
+        make_pod({"cpu": 1000, "memory": 5000}, pod_level={"cpu": 3000}),
+        [node("node1", 4000, 10000), node("node2", 6000, 10000)],
+        [],
+        [87, 100],
+        [68, 75],
+        id="pod-level cpu request, container memory request",
+    ),
+    pytest.param(
+        req_pod(*CPU_AND_MEMORY),
+        [node("node1", 10000, 20000), node("node2", 10000, 20000)],
+        [
+            req_pod(*CPU_ONLY, node="node1"),
+            make_pod(
+                {"cpu": 1, "memory": 1}, pod_level={"cpu": 3000, "memory": 5000}, node="node2"
+            ),
+        ],
+        [82, 95],
+        [73, 74],
+        id="a scheduled pod's pod-level requests count on its node",
+    ),
 ]
 
 

@@ -332,6 +332,63 @@ ENOUGH_REQUESTS = [
         [insufficient(DRA_EXT, 1, 0, 0, True)],
         id="extended resource backed by DRA not enabled",
     ),
+    # Pod-level resources (spec.resources, feature PodLevelResources on).
+    pytest.param(
+        make_pod(res(1, 1), pod_level={"cpu": 1, "memory": 2}),
+        [res(5, 5)],
+        None,
+        None,
+        [],
+        id="both pod-level and container-level resources fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1), pod_level={"cpu": 7, "memory": 2}),
+        [res(5, 5)],
+        None,
+        (U, "Insufficient cpu"),
+        [insufficient("cpu", 7, 5, 10)],
+        id="pod-level cpu resource not fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1), pod_level={"cpu": 3, "memory": 2}),
+        [res(5, 19)],
+        None,
+        (U, "Insufficient memory"),
+        [insufficient("memory", 2, 19, 20)],
+        id="pod-level memory resource not fit",
+    ),
+    pytest.param(
+        make_pod(pod_level={"cpu": 3, "memory": 2, HUGE_A: 5}),
+        [],
+        None,
+        None,
+        [],
+        id="pod-level hugepages resource fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1, hp=3), pod_level={"cpu": 3, "memory": 2, HUGE_A: 5}),
+        [],
+        None,
+        None,
+        [],
+        id="both pod-level and container-level hugepages resource fit",
+    ),
+    pytest.param(
+        make_pod(pod_level={"cpu": 3, "memory": 2, HUGE_A: 10}),
+        [],
+        None,
+        (UU, f"Insufficient {HUGE_A}"),
+        [insufficient(HUGE_A, 10, 0, 5, True)],
+        id="pod-level hugepages resource not fit",
+    ),
+    pytest.param(
+        make_pod(res(1, 1), init=[res(1, 1)], pod_level={"cpu": 3, "memory": 2}),
+        [res(5, 19)],
+        None,
+        (U, "Insufficient memory"),
+        [insufficient("memory", 2, 19, 20)],
+        id="one pod-level cpu resource fits and all init and non-init containers resources fit",
+    ),
 ]
 
 

@@ -13,6 +13,7 @@ from schedframe.backends._admission import (
     default_priority_class,
     validate_priority_class,
 )
+from schedframe.backends._fork import BackendFork, canonical_state
 from schedframe.backends._memory import OPERATIONS, STORED_KINDS, Event, MemoryBackend
 from schedframe.backends._protocols import (
     KINDS,
@@ -29,6 +30,7 @@ __all__ = [
     "OPERATIONS",
     "STORED_KINDS",
     "Backend",
+    "BackendFork",
     "Binder",
     "Event",
     "Lister",
@@ -37,6 +39,7 @@ __all__ = [
     "Subscription",
     "WatchEvent",
     "admit_priority",
+    "canonical_state",
     "default_priority_class",
     "validate_priority_class",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
@@ -27,6 +27,7 @@ from schedframe.errors import BackendError
 from schedframe.objects import (
     Namespace,
     Node,
+    ObjectReference,
     Pod,
     PodCondition,
     PodDisruptionBudget,
@@ -36,6 +37,7 @@ from schedframe.objects import (
     Service,
     StatefulSet,
 )
+from schedframe.objects._custom import CustomObject, custom_kind
 from schedframe.objects._resource import (
     DeviceClass,
     ResourceClaim,
@@ -44,6 +46,7 @@ from schedframe.objects._resource import (
 )
 
 if TYPE_CHECKING:
+    from schedframe.backends._fork import BackendFork
     from schedframe.framework import Clock
 
 log = logging.getLogger("schedframe.backends.memory")
@@ -64,8 +67,10 @@ _Object: TypeAlias = (
     | ResourceSlice
     | ResourceClaim
     | ResourceClaimTemplate
+    | CustomObject
 )
 _OBJECT_TYPES: Final = (
+    CustomObject,
     Pod,
     Node,
     Namespace,
@@ -96,6 +101,7 @@ _T = TypeVar(
     ResourceSlice,
     ResourceClaim,
     ResourceClaimTemplate,
+    CustomObject,
 )
 
 #: Operations :meth:`MemoryBackend.inject_failure` can make fail.
@@ -241,7 +247,9 @@ class MemoryBackend:
 
     Args:
         objects: objects to create first, in order (PriorityClasses before all others):
-            any of :data:`STORED_KINDS`; each gets the next resourceVersion.
+            any of :data:`STORED_KINDS`, or a :class:`~schedframe.objects.CustomObject` of a
+            declared custom kind (watched like the others, replayed before pods); each gets
+            the next resourceVersion.
         clock: where time comes from (deletion and condition timestamps, event times, grace
             periods); wall time by default. Graceful deletion needs ``call_later``.
         graceful_deletion: delete bound pods gracefully, as kube-apiserver does: set
@@ -270,7 +278,7 @@ class MemoryBackend:
             raise TypeError("graceful_deletion needs a clock with call_later(delay, callback)")
         self._graceful = graceful_deletion
         self._lock = threading.Lock()
-        self._store: dict[str, dict[_Key, _Object]] = {kind: {} for kind in STORED_KINDS}
+        self._store: defaultdict[str, dict[_Key, _Object]] = defaultdict(dict)
         self._rv = 0
         self._failures: dict[str, _Failure] = {}
         self._subscribers: list[_Subscription] = []
@@ -293,6 +301,17 @@ class MemoryBackend:
         """The revision of the latest write (0 before any)."""
         with self._lock:
             return self._rv
+
+    def fork(self, *, clock: Clock | None = None) -> BackendFork:
+        """A copy-on-write fork of this backend (see :class:`BackendFork`): run pods and
+        operations on it, inspect it, then ``commit()`` or ``discard()`` it.
+
+        Args:
+            clock: the fork's clock; this backend's clock by default.
+        """
+        from schedframe.backends._fork import BackendFork
+
+        return BackendFork(self, clock=clock)
 
     # -- failure injection ---------------------------------------------------------------------
 
@@ -427,7 +446,7 @@ class MemoryBackend:
     def get(self, kind: str, name: str, namespace: str = "") -> object | None:
         """The stored object, or ``None``; pods and budgets default to namespace ``default``."""
         _check_kind(kind)
-        if kind not in _CLUSTER_SCOPED:
+        if not _cluster_scoped(kind):
             namespace = namespace or "default"
         else:
             namespace = ""
@@ -464,7 +483,7 @@ class MemoryBackend:
                 subscription = _Subscription(self, callback, self._rv)
                 replay = [
                     obj
-                    for kind in KINDS
+                    for kind in _replay_order(self._store)
                     for _, obj in sorted(self._store[kind].items(), key=lambda item: item[0])
                 ]
                 self._subscribers.append(subscription)
@@ -627,7 +646,7 @@ class MemoryBackend:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         """Record an Event about ``regarding`` in :attr:`events`."""
         with self._lock:
@@ -641,7 +660,7 @@ class MemoryBackend:
                     action=action,
                     note=note,
                     time=self._clock.now(),
-                    related=related,
+                    related=None if related is None else related.key,
                 )
             )
 
@@ -661,7 +680,7 @@ class MemoryBackend:
             reason=reason,
             action=action,
             note=note,
-            related=None if related is None else _ref(related),
+            related=_reference(related),
         )
 
     def finalize_deletions(self) -> None:
@@ -728,7 +747,7 @@ class MemoryBackend:
         key = _key(kind, obj)
         if key in self._store[kind]:
             raise BackendError(
-                f"{_RESOURCE[kind]} {_quote(key[1])} already exists",
+                f"{_resource(kind)} {_quote(key[1])} already exists",
                 reason="AlreadyExists",
                 code=409,
             )
@@ -752,7 +771,7 @@ class MemoryBackend:
             and (meta.resource_version != stored.metadata.resource_version)
         ):
             raise BackendError(
-                f"Operation cannot be fulfilled on {_RESOURCE[kind]} {_quote(key[1])}: "
+                f"Operation cannot be fulfilled on {_resource(kind)} {_quote(key[1])}: "
                 + _OPTIMISTIC_LOCK_MSG,
                 reason="Conflict",
                 code=409,
@@ -858,12 +877,35 @@ class MemoryBackend:
 
 
 def _kind(obj: object) -> str:
+    if isinstance(obj, CustomObject) and custom_kind(obj.kind) is not None:
+        return obj.kind
     kind = _KIND_OF.get(type(obj))
     if kind is None:
         raise TypeError(
             f"cannot store {type(obj).__name__}; expected one of {', '.join(STORED_KINDS)}"
         )
     return kind
+
+
+def _cluster_scoped(kind: str) -> bool:
+    custom = custom_kind(kind)
+    return kind in _CLUSTER_SCOPED if custom is None else not custom.namespaced
+
+
+def _resource(kind: str) -> str:
+    custom = custom_kind(kind)
+    return _RESOURCE[kind] if custom is None else custom.resource
+
+
+def _etcd_prefix(kind: str) -> str:
+    custom = custom_kind(kind)
+    return _ETCD_PREFIX[kind] if custom is None else f"/registry/{custom.group}/{custom.plural}"
+
+
+def _replay_order(store: Mapping[str, object]) -> list[str]:
+    """The watched kinds, then the custom kinds stored (by name), pods last."""
+    custom = sorted(k for k in store if k not in STORED_KINDS)
+    return [*(k for k in KINDS if k != "Pod"), *custom, "Pod"]
 
 
 def _is_terminal(obj: object) -> bool:
@@ -876,7 +918,7 @@ def _as_informer_sees(event: WatchEvent) -> WatchEvent | None:
     Its field selector leaves Succeeded and Failed pods out (upstream ``newPodInformer``): a
     pod that turns terminal is deleted from its view, and a terminal pod is never seen.
     """
-    if _KIND_OF.get(type(event.obj)) not in KINDS:
+    if _KIND_OF.get(type(event.obj)) not in KINDS and not isinstance(event.obj, CustomObject):
         return None  # PriorityClasses are for admission; the scheduler does not watch them
     if not _is_terminal(event.obj):
         return event
@@ -886,16 +928,25 @@ def _as_informer_sees(event: WatchEvent) -> WatchEvent | None:
 
 
 def _check_kind(kind: str) -> None:
-    if kind not in STORED_KINDS:
+    if kind not in STORED_KINDS and custom_kind(kind) is None:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(STORED_KINDS)}")
 
 
 def _key(kind: str, obj: object) -> _Key:
     assert isinstance(obj, _OBJECT_TYPES)
     meta = obj.metadata
-    if kind in _CLUSTER_SCOPED:
+    if _cluster_scoped(kind):
         return ("", meta.name)
     return (meta.namespace or "default", meta.name)
+
+
+def _reference(obj: object | None) -> ObjectReference | None:
+    if obj is None:
+        return None
+    try:
+        return ObjectReference.of(obj)
+    except TypeError:  # not an object with metadata: nothing to refer to
+        return None
 
 
 def _ref(obj: object) -> str:
@@ -911,14 +962,14 @@ def _quote(text: str) -> str:
 
 
 def _not_found(kind: str, name: str) -> BackendError:
-    return BackendError(f"{_RESOURCE[kind]} {_quote(name)} not found", reason="NotFound", code=404)
+    return BackendError(f"{_resource(kind)} {_quote(name)} not found", reason="NotFound", code=404)
 
 
 def _uid_precondition_failed(kind: str, key: _Key, want: str, have: str) -> BackendError:
     # storage.NewInvalidObjError, turned into a Conflict by InterpretUpdateError.
-    path = "/".join(p for p in (_ETCD_PREFIX[kind], key[0], key[1]) if p)
+    path = "/".join(p for p in (_etcd_prefix(kind), key[0], key[1]) if p)
     return BackendError(
-        f"Operation cannot be fulfilled on {_RESOURCE[kind]} {_quote(key[1])}: StorageError: "
+        f"Operation cannot be fulfilled on {_resource(kind)} {_quote(key[1])}: StorageError: "
         f"invalid object, Code: 4, Key: {path}, ResourceVersion: 0, AdditionalErrorMsg: "
         f"Precondition failed: UID in precondition: {want}, UID in object meta: {have}",
         reason="Conflict",
@@ -929,7 +980,7 @@ def _uid_precondition_failed(kind: str, key: _Key, want: str, have: str) -> Back
 def _defaults(obj: _Object, kind: str, now: datetime) -> dict[str, object]:
     """What the API server fills in on create: namespace, uid, creationTimestamp."""
     meta = obj.metadata
-    namespace = "" if kind in _CLUSTER_SCOPED else (meta.namespace or "default")
+    namespace = "" if _cluster_scoped(kind) else (meta.namespace or "default")
     # Deterministic uids, as the manifest codec gives: "<namespace>/<name>" or "<name>".
     uid = meta.uid or (f"{namespace}/{meta.name}" if namespace else meta.name)
     return {

@@ -8,10 +8,12 @@ as a configuration file reads it from standard input.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -35,6 +37,7 @@ EXIT_INTERNAL: Final = 1
 
 _DEBUG_KEY = "schedframe.debug"
 _RICH_KEY = "schedframe.rich"
+_VALIDATE_KEY = "schedframe.validate"
 _ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -109,6 +112,44 @@ def _emit(document: object, output_format: str, text: Callable[[], str]) -> None
         click.echo(text())
 
 
+def _validate_option(fn: F) -> F:
+    """``--validate``, as kubectl's: how unknown fields in manifests are treated."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str) -> None:
+        ctx.find_root().meta[_VALIDATE_KEY] = value
+
+    return click.option(
+        "--validate",
+        type=click.Choice(["strict", "warn", "ignore"]),
+        default="strict",
+        show_default=True,
+        expose_value=False,
+        callback=callback,
+        help="Unknown fields in manifests: an error (exit 2), one warning line each, or "
+        "not looked for. API validation (negative quantities, bad names) applies always.",
+    )(fn)
+
+
+def _validate() -> Any:
+    ctx = click.get_current_context(silent=True)
+    return "strict" if ctx is None else ctx.find_root().meta.get(_VALIDATE_KEY, "strict")
+
+
+@contextlib.contextmanager
+def _manifest_warnings() -> Iterator[None]:
+    """Print each manifest warning (``--validate=warn``) as one ``warning:`` line on stderr."""
+    from schedframe.errors import ManifestWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ManifestWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, ManifestWarning):
+            click.echo(f"warning: {w.message}", err=True)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def _debug() -> bool:
     ctx = click.get_current_context(silent=True)
     return bool(ctx is not None and ctx.find_root().meta.get(_DEBUG_KEY))
@@ -167,24 +208,64 @@ def cli() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _load_cluster(paths: Sequence[str]) -> list[object]:
+#: Where each object was first read: ``(kind, namespace, name) -> file``, per command run.
+_Seen = dict[tuple[str, str, str], str]
+
+
+def _note(seen: _Seen, obj: object, source: str) -> None:
+    """Refuse a second object of one kind, namespace and name, naming both files."""
+    from schedframe.errors import DUPLICATE, FieldIssue, ManifestError
+
+    meta = getattr(obj, "metadata", None)
+    name = getattr(meta, "name", None)
+    if not isinstance(name, str):
+        return
+    kind = type(obj).__name__
+    namespace = getattr(meta, "namespace", "") or ""
+    if kind == "Pod":
+        namespace = namespace or "default"
+    key = (kind, namespace, name)
+    first = seen.get(key)
+    seen.setdefault(key, source)
+    if first is not None:
+        where = "earlier in this file" if first == source else f"in {first}"
+        issue = FieldIssue(
+            path="metadata.name",
+            kind=DUPLICATE,
+            value=f"{namespace}/{name}" if namespace else name,
+            detail=f"a {kind} of this name is already {where}",
+        )
+        raise ManifestError([issue], source=source)
+
+
+def _load_cluster(paths: Sequence[str], seen: _Seen | None = None) -> list[object]:
     from schedframe.objects import LoadReport, load_manifests
 
+    seen = {} if seen is None else seen
     objects: list[object] = []
     report = LoadReport()
-    for path in paths:
-        objects.extend(load_manifests(path, report=report))
+    with _manifest_warnings():
+        for path in dict.fromkeys(paths):  # a file named twice is read once
+            loaded = load_manifests(path, report=report, validate=_validate())
+            for obj in loaded:
+                _note(seen, obj, str(path))
+            objects.extend(loaded)
     for line in report.lines():  # one line per skipped kind: never silently
         click.echo(line, err=True)
     return objects
 
 
-def _load_workload(paths: Sequence[str]) -> Workload:
+def _load_workload(paths: Sequence[str], seen: _Seen | None = None) -> Workload:
     from schedframe.simulation import Workload, load_workload
 
+    seen = {} if seen is None else seen
     workload = Workload()
-    for path in paths:
-        workload = workload + load_workload(path)
+    with _manifest_warnings():
+        for path in dict.fromkeys(paths):
+            loaded = load_workload(path, validate=_validate())
+            for pod in loaded.pods:
+                _note(seen, pod, str(path))
+            workload = workload + loaded
     return workload
 
 
@@ -210,7 +291,9 @@ def _find_pod(spec: str, candidates: Sequence[Pod]) -> Pod:
 
     path = Path(spec)
     if path.is_file():
-        pods = [o for o in load_manifests(path) if isinstance(o, Pod)]
+        with _manifest_warnings():
+            objects = load_manifests(path, validate=_validate())
+        pods = [o for o in objects if isinstance(o, Pod)]
         if len(pods) != 1:
             raise InputError(f"{spec}: expected exactly one Pod, found {len(pods)}")
         return pods[0]
@@ -275,9 +358,17 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
 )
 @click.option(
     "--until",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=1e10),
     metavar="SECONDS",
     help="Stop at this virtual time (default: when every arrival and completion happened).",
+)
+@click.option(
+    "--max-virtual-time",
+    type=click.FloatRange(min=0, max=1e10),
+    default=365 * 24 * 3600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Never run past this virtual time (one year by default); says so if work was left.",
 )
 @click.option(
     "--decisions",
@@ -303,6 +394,13 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     metavar="POD",
     help="Also explain POD's first attempt, on the cluster as it saw it. Repeatable.",
 )
+@click.option(
+    "--metrics",
+    "metrics_path",
+    metavar="FILE",
+    help="Write kube-scheduler's Prometheus metrics (text format) to FILE at the end "
+    "(needs prometheus-client: pip install 'schedframe[metrics]').",
+)
 @_output_option
 @click.option(
     "--progress/--no-progress",
@@ -310,6 +408,7 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     show_default=True,
     help="Show progress on stderr once a run takes more than a second.",
 )
+@_validate_option
 @gate_options
 @_common
 @_errors
@@ -319,10 +418,12 @@ def simulate(
     config_path: str | None,
     seed: int,
     until: float | None,
+    max_virtual_time: float,
     decisions_path: str | None,
     plot_dir: str | None,
     plot_pod: str | None,
     explain_pods: tuple[str, ...],
+    metrics_path: str | None,
     output_format: str | None,
     as_json: bool,
     progress: bool,
@@ -358,13 +459,25 @@ def simulate(
             Path(decisions_path).open("w", encoding="utf-8").close()
         except OSError as exc:
             raise InputError(f"{decisions_path}: cannot write: {exc.strerror or exc}") from None
+    scheduler_metrics = None
+    if metrics_path is not None:
+        try:
+            from schedframe.metrics import SchedulerMetrics
+        except ImportError as exc:
+            raise InputError(f"--metrics: {exc} (pip install 'schedframe[metrics]')") from None
+        try:
+            Path(metrics_path).open("w", encoding="utf-8").close()
+        except OSError as exc:
+            raise InputError(f"{metrics_path}: cannot write: {exc.strerror or exc}") from None
+        scheduler_metrics = SchedulerMetrics()
     if plot_dir is not None:
         try:
             Path(plot_dir).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{plot_dir}: cannot create: {exc.strerror or exc}") from None
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
 
     from schedframe.objects import Pod
@@ -390,15 +503,22 @@ def simulate(
             until=until,
             progress=ProgressDisplay(use_rich=use_rich) if progress else None,
             capture=[*capture, *explained],
+            max_virtual_time=max_virtual_time,
+            metrics=scheduler_metrics,
         )
     except SchedframeError as exc:
         raise _with_source(exc, "<stdin>" if config_path == "-" else config_path) from None
 
+    for sentence in result.unsettled:
+        click.echo(f"warning: the scenario did not settle: {sentence}", err=True)
     summary = result.summary()
     _emit(summary.to_dict(), fmt, summary.to_text)
     if decisions_path is not None:
         result.write_jsonl(decisions_path)
         click.echo(f"\nDecisions: {decisions_path} ({len(result.decisions)} lines)", err=machine)
+    if scheduler_metrics is not None and metrics_path is not None:
+        Path(metrics_path).write_text(scheduler_metrics.exposition(), encoding="utf-8")
+        click.echo(f"Metrics: {metrics_path}", err=machine)
     if plot_dir is not None:
         written = plot_simulation(result, plot_dir, pod=capture[0] if capture else None)
         click.echo(f"Plots: {', '.join(str(p) for p in written)}", err=machine)
@@ -455,6 +575,7 @@ def simulate(
     help="Do not run PostFilter (preemption, dry run) when no node fits.",
 )
 @_output_option
+@_validate_option
 @gate_options
 @_common
 @_errors
@@ -487,8 +608,9 @@ def explain(
 
     fmt = _format(output_format, as_json)
     use_rich = _rich()
-    cluster = _load_cluster(clusters)
-    workload = _load_workload(workloads)
+    seen: _Seen = {}
+    cluster = _load_cluster(clusters, seen)
+    workload = _load_workload(workloads, seen)
     config = _load_config(config_path)
     pods = [o for o in cluster if isinstance(o, Pod)]
     target = _find_pod(pod, [*pods, *workload.pods])
@@ -688,6 +810,14 @@ def _add_run_command() -> None:
 
 
 _add_run_command()
+
+
+def _add_capacity_commands() -> None:
+    # scenario, fit, whatif, compare: their own module (simulation layer commands).
+    import schedframe.cli._capacity  # noqa: F401  (registers the commands on import)
+
+
+_add_capacity_commands()
 
 
 # --------------------------------------------------------------------------------------------

@@ -48,6 +48,8 @@ DECODE_KEY = "k8s_decode"
 ENCODE_KEY = "k8s_encode"
 
 _TYPE_META_KEYS = frozenset({"apiVersion", "kind"})
+#: The only ``apiVersion`` plugin args may name (upstream's v1 scheme).
+ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
 
 
 class _Failed:
@@ -296,6 +298,8 @@ class _Decoder:
                 self.issues.append(
                     FieldIssue(path=join_path(path, key_text(key)), kind=UNKNOWN_FIELD)
                 )
+        if top_level:
+            self.type_meta(cls, value, path)
         kwargs: dict[str, object] = {}
         for plan in plans:
             field_path = join_path(path, plan.key)
@@ -318,6 +322,16 @@ class _Decoder:
             return cls(**kwargs)
         except (ValueError, TypeError) as exc:
             return self.invalid(path, value, str(exc))
+
+    def type_meta(self, cls: type, value: Mapping[object, object], path: str) -> None:
+        """``apiVersion`` and ``kind`` of args, when given, must name this args type, as
+        upstream's scheme decodes ``pluginConfig[].args`` by them."""
+        api_version = value.get("apiVersion")
+        if api_version is not None and api_version != ARGS_API_VERSION:
+            self.unsupported(join_path(path, "apiVersion"), api_version, [ARGS_API_VERSION])
+        kind = value.get("kind")
+        if kind is not None and kind != cls.__name__:
+            self.unsupported(join_path(path, "kind"), kind, [cls.__name__])
 
     def check_field(self, plan: _FieldPlan, decoded: object, raw: object, path: str) -> bool:
         """Run one field's converter and validators now, so a failure names that field."""
@@ -376,7 +390,9 @@ def decode_args(
     attrs classes, ``tuple[X, ...]``, ``list[X]``, ``dict[str, X]``, ``X | None`` and other
     unions, ``object``/``Any`` (kept raw). ``metadata={"k8s_decode": fn}`` decodes a field with
     ``fn(raw)`` instead (its ``ValueError``/``TypeError``, or a :class:`ConfigError`'s issues,
-    are reported at the field). ``apiVersion`` and ``kind`` keys at the top are ignored.
+    are reported at the field). ``apiVersion`` and ``kind`` keys at the top are optional; when
+    given they must be ``kubescheduler.config.k8s.io/v1`` and the args class's name
+    (``NodeAffinityArgs``), as upstream's scheme requires.
 
     After the object is built, its ``validate()`` method, if any, is called; it returns
     :class:`FieldIssue` objects with paths relative to the args object.

@@ -7,9 +7,7 @@ upstream's order. Plugin args are validated by the runtime, which owns the args 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from typing import Final
 
 from schedframe.config._codec import plugin_set_dict
 from schedframe.config._common import Shown, format_duration, shown
@@ -21,6 +19,7 @@ from schedframe.config._types import (
     Profile,
 )
 from schedframe.errors import DUPLICATE, INVALID, REQUIRED, FieldIssue
+from schedframe.objects.validation import is_qualified_name
 
 __all__ = ["validate", "validate_extended_resource_name"]
 
@@ -125,75 +124,17 @@ def _common_queue_sort(profiles: tuple[Profile, ...]) -> Iterator[FieldIssue]:
 
 # --- extended resource names (apimachinery IsQualifiedName, v1helper.IsExtendedResourceName) ---
 
-_QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE: Final = re.compile(f"^{_QNAME_FMT}$")
-_QNAME_MSG: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT: Final = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1123_SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown_examples = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown_examples}regex used for validation is '{fmt}')"
-
-
-def _dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def _qualified_name(value: str) -> list[str]:
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + msg for msg in _dns1123_subdomain(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _QNAME_RE.match(name):
-        errs.append(
-            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
-
 
 def _is_extended_resource_name(name: str) -> bool:
     native = "/" not in name or "kubernetes.io/" in name
     if native or name.startswith("requests."):
         return False
-    return not _qualified_name("requests." + name)
+    return not is_qualified_name("requests." + name)
 
 
 def validate_extended_resource_name(path: str, name: str) -> list[FieldIssue]:
     """Issues for a name that is not a valid extended resource name (upstream wording)."""
-    issues = [_invalid(path, name, msg) for msg in _qualified_name(name)]
+    issues = [_invalid(path, name, msg) for msg in is_qualified_name(name)]
     if not issues and not _is_extended_resource_name(name):
         issues.append(_invalid(path, name, "is an invalid extended resource name"))
     return issues

@@ -14,6 +14,8 @@ Plugin authors import from here, never from the private modules::
 
 from __future__ import annotations
 
+# The columns and verdicts live in the provisional fast-path contract,
+# :mod:`schedframe.framework.batch`; they are re-exported here as before.
 from schedframe.framework._columns import (
     EXACT_LIMIT,
     FILTER_CHECK,
@@ -57,6 +59,7 @@ from schedframe.framework._handle import (
     Handle,
     NodeInfoLister,
     Nominator,
+    ObjectLister,
     PluginsRunner,
     SharedDRAManager,
     SharedLister,
@@ -183,6 +186,7 @@ __all__ = [
     "StatusError",
     "WaitingPod",
     "WeightedAffinityTerm",
+    "ObjectLister",
     "WorkloadLister",
     "normalized_image_name",
 ]

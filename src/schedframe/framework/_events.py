@@ -112,9 +112,19 @@ QueueingHintFn = Callable[["Pod", object, object], QueueingHint]
 
 @attrs.frozen
 class ClusterEvent:
-    """A kind of change: ``ClusterEvent(EventResource.NODE, ActionType.ADD)``."""
+    """A kind of change: ``ClusterEvent(EventResource.NODE, ActionType.ADD)``.
 
-    resource: EventResource
+    ``resource`` is an :class:`EventResource`, or the name of any other kind the backend
+    watches (a declared custom kind, ``"PodGroup"``; upstream spells these
+    ``"podgroups.v1alpha1.scheduling.x-k8s.io"``): the scheduler raises
+    ``ClusterEvent("PodGroup", ActionType.ADD)`` when a PodGroup is created, ``UPDATE`` and
+    ``DELETE`` likewise, so a plugin registers it with a queueing hint as for a node event.
+
+    .. versionchanged:: 0.2
+       ``resource`` may name a custom kind.
+    """
+
+    resource: EventResource | str
     action_type: ActionType
     #: Replaces :meth:`label` for special events (``UnschedulableTimeout``, ``ForceActivate``).
     custom_label: str = ""
@@ -123,7 +133,7 @@ class ClusterEvent:
         """``NodeAdd``, ``AssignedPodDelete``, ... as upstream logs and metrics spell it."""
         if self.custom_label:
             return self.custom_label
-        return f"{self.resource.value}{self.action_type.label()}"
+        return f"{self.resource}{self.action_type.label()}"
 
     def is_wildcard(self) -> bool:
         """True for the event that matches every registration (``*``/All)."""

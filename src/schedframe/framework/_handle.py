@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 if TYPE_CHECKING:
+    from schedframe.extender import HTTPExtender
     from schedframe.features import FeatureGates
     from schedframe.framework._cycle_state import CycleState
+    from schedframe.framework._extension_points import FilterPlugin
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
     from schedframe.objects import (
         DeviceClass,
         Namespace,
+        ObjectReference,
         Pod,
         PodCondition,
         PodDisruptionBudget,
@@ -35,6 +38,7 @@ __all__ = [
     "Handle",
     "NodeInfoLister",
     "Nominator",
+    "ObjectLister",
     "PluginsRunner",
     "SharedDRAManager",
     "SharedLister",
@@ -108,6 +112,33 @@ class WorkloadLister(Protocol):
 
     def stateful_set(self, namespace: str, name: str) -> StatefulSet | None:
         """A StatefulSet by namespace and name, or ``None``."""
+        ...
+
+
+_T_co = TypeVar("_T_co", covariant=True)
+_K = TypeVar("_K")
+
+
+class ObjectLister(Protocol, Generic[_T_co]):
+    """Read access to the objects of one kind, as the backend's watch reports them.
+
+    Typed by the class asked for: ``handle.lister(Pod)`` is an ``ObjectLister[Pod]``;
+    ``handle.lister("PodGroup")`` an ``ObjectLister[object]``.
+
+    What a Go plugin gets from ``SharedInformerFactory.<Group>().<Version>().<Kind>().Lister()``
+    (or a dynamic informer's lister for a custom resource): a cache, eventually consistent
+    with the API server, never a round trip. Objects are the codec's values (``Pod``,
+    ``Node``, ...; a :class:`~schedframe.objects.CustomObject` for a custom kind).
+
+    .. versionadded:: 0.2
+    """
+
+    def list(self, namespace: str | None = None) -> Sequence[_T_co]:
+        """Every object of the kind, or those of ``namespace``, ordered by namespace and name."""
+        ...
+
+    def get(self, name: str, namespace: str = "") -> _T_co | None:
+        """One object, or ``None`` (``namespace`` empty for cluster-scoped kinds)."""
         ...
 
 
@@ -252,9 +283,14 @@ class Binder(Protocol):
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
-        """Record an events.k8s.io/v1 Event about ``regarding``."""
+        """Record an events.k8s.io/v1 Event about ``regarding``; ``related`` is the object
+        it relates to (a preemptor, for ``Preempted``).
+
+        ``related`` is a :class:`~schedframe.objects.ObjectReference` (in 0.1.0 it was a
+        ``Kind/namespace/name`` string, which backends had to split, and split wrongly).
+        """
         ...
 
 
@@ -265,8 +301,25 @@ class Nominator(Protocol):
         """The pods nominated to ``node_name``, in nomination order."""
         ...
 
+    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
+        """:meth:`nominated_pods_for_node` of each of ``node_names`` in one call (nodes
+        without nominated pods may be left out). The lists are shared: do not change them."""
+        ...
+
     def nominated_node_names(self) -> frozenset[str]:
         """The nodes that have at least one nominated pod (read once per scheduling cycle)."""
+        ...
+
+    def nominated_generation(self) -> int:
+        """A number that changes whenever the pods nominated to any node (or their latest
+        versions) change; what a plugin derives from nominated pods holds while it is the
+        same. Memos key on it, never on the identity of the lists handed out."""
+        ...
+
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]:
+        """Per node, the :meth:`nominated_generation` at the last change of the pods
+        nominated to it (0 if none yet): what is derived from one node's nominated pods
+        holds while its number is the same. Read it before the pods themselves."""
         ...
 
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
@@ -368,6 +421,17 @@ class Handle(PluginsRunner, Protocol):
         """Every PodDisruptionBudget known to the backend."""
         ...
 
+    @property
+    def extenders(self) -> Sequence[HTTPExtender]:
+        """The scheduler's HTTP extenders, in configuration order (preemption passes its
+        candidates through them).
+
+        Upstream: ``Handle.Extenders``.
+
+        .. versionadded:: 0.2
+        """
+        ...
+
     def workload_lister(self) -> WorkloadLister:
         """Services, ReplicationControllers, ReplicaSets and StatefulSets, as the backend's
         watch reports them (PodTopologySpread's default selectors come from them)."""
@@ -376,6 +440,26 @@ class Handle(PluginsRunner, Protocol):
     def shared_dra_manager(self) -> SharedDRAManager:
         """DeviceClasses, ResourceSlices, ResourceClaims and in-flight allocations, as the
         backend's watch reports them (DynamicResources reads them).
+
+        .. versionadded:: 0.2
+        """
+        ...
+
+    @overload
+    def lister(self, kind: type[_K]) -> ObjectLister[_K]: ...
+
+    @overload
+    def lister(self, kind: str) -> ObjectLister[object]: ...
+
+    def lister(self, kind: type[_K] | str) -> ObjectLister[_K] | ObjectLister[object]:
+        """The lister of ``kind`` — a modelled class (``Pod``, ``Node``, ``Namespace``, ...:
+        a typed lister) or a kind name: ``"Pod"``, ``"Node"``, ``"Namespace"``,
+        ``"PodDisruptionBudget"``, ``"PriorityClass"`` where the backend serves it, the workload
+        kinds, and any declared custom kind (``"PodGroup"``).
+
+        Call it in the plugin's constructor: on the Kubernetes backend the first call for a
+        kind the scheduler does not watch starts a watch of it (which needs RBAC ``list`` and
+        ``watch`` on that resource). A kind nothing reports lists empty.
 
         .. versionadded:: 0.2
         """
@@ -410,4 +494,20 @@ class Handle(PluginsRunner, Protocol):
 
     def activate(self, pods: Iterable[Pod]) -> None:
         """Move ``pods`` to the active queue if they wait in the backoff or unschedulable pool."""
+        ...
+
+    @property
+    def fast_paths(self) -> bool:
+        """Whether plugins' fast forms (:mod:`schedframe.framework.batch`) may be used; off
+        for bisecting a suspected fast-path bug (``SCHEDFRAME_FAST_PATHS=0``). A plugin that
+        takes shortcuts of its own on another plugin's declared forms reads it too."""
+        ...
+
+    def cycle_filter_plugins(self, state: CycleState) -> list[FilterPlugin]:
+        """The Filter plugins that run for the pod of ``state``, in order, without those its
+        PreFilter skipped (preemption reads them to know which filters a dry run runs)."""
+        ...
+
+    def cycle_has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether any PreFilter AddPod/RemovePod extension runs for the pod of ``state``."""
         ...

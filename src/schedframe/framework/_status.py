@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable
 from typing import Final
 
@@ -97,7 +98,19 @@ class Status:
 
     @classmethod
     def wait(cls, timeout: float) -> Status:
-        """A Permit verdict: make the pod wait up to ``timeout`` seconds (capped at 15 minutes)."""
+        """A Permit verdict: make the pod wait up to ``timeout`` seconds (capped at 15 minutes).
+
+        ``timeout`` must be a finite number of seconds, zero or more (zero: the pod is rejected
+        at once unless allowed in the same instant); anything else raises :class:`ValueError`,
+        which the framework reports as the plugin's error. A Status built directly with a bad
+        ``timeout`` is refused the same way when Permit returns it.
+        """
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise ValueError(f"Permit wait timeout must be a number of seconds, not {timeout!r}")
+        if not math.isfinite(timeout) or timeout < 0:
+            raise ValueError(
+                f"Permit wait timeout must be a finite number of seconds >= 0, not {timeout!r}"
+            )
         return cls(Code.WAIT, timeout=timeout)
 
     def with_plugin(self, plugin: str) -> Status:

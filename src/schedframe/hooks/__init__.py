@@ -14,8 +14,9 @@ from typing import Final
 import pluggy
 
 from schedframe.hooks import _spec
+from schedframe.hooks._observers import Observers
 
-__all__ = ["ENTRY_POINT_GROUP", "NAME", "impl", "plugin_manager"]
+__all__ = ["ENTRY_POINT_GROUP", "NAME", "Observers", "impl", "plugin_manager"]
 
 #: The pluggy project name.
 NAME: Final = "schedframe"

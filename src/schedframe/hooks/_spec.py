@@ -10,8 +10,9 @@ group ``schedframe.hooks`` (or register it on the Scheduler's plugin manager)::
     def schedframe_pod_scheduled(pod, node_name, profile, attempts):
         print(f"{pod.key} -> {node_name} after {attempts} attempt(s)")
 
-Exceptions raised by an observer are logged and swallowed by the scheduler: an observer can
-never break scheduling.
+Each observer is called on its own: an exception it raises is logged and counted (in
+``Scheduler.observers.failures``) and every other observer still sees the call, so an observer
+can never break scheduling nor silence another observer.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ spec = pluggy.HookspecMarker("schedframe")
 
 
 @spec
-def schedframe_pod_scheduled(pod: Pod, node_name: str, profile: str, attempts: int) -> None:
+def schedframe_pod_scheduled(
+    pod: Pod, node_name: str, profile: str, attempts: int, queued_seconds: float | None
+) -> None:
     """A pod was bound to ``node_name`` (after its binding cycle succeeded).
 
     Args:
@@ -36,8 +39,12 @@ def schedframe_pod_scheduled(pod: Pod, node_name: str, profile: str, attempts: i
         node_name: where it was bound.
         profile: the ``schedulerName`` of the profile that scheduled it.
         attempts: scheduling attempts it took, this one included.
+        queued_seconds: seconds since the pod first entered the scheduling queue (upstream's
+            ``pod_scheduling_sli_duration_seconds``), on the scheduler's clock; ``None`` when
+            unknown.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 ``queued_seconds``.
     """
 
 
@@ -90,4 +97,27 @@ def schedframe_preemption(
     """Preemption chose ``node_name`` for ``preemptor`` and is evicting ``victims``.
 
     .. versionadded:: 0.1
+    """
+
+
+@spec
+def schedframe_preemption_attempted(pod: Pod, profile: str) -> None:
+    """PostFilter (preemption) runs for ``pod``, whose scheduling attempt was rejected.
+
+    Upstream counts ``scheduler_preemption_attempts_total`` at this point, whether or not
+    victims are then found.
+
+    .. versionadded:: 0.2
+    """
+
+
+@spec
+def schedframe_event_handled(event: str, seconds: float) -> None:
+    """The scheduler handled a cluster event (``event`` is upstream's label, ``NodeAdd``...).
+
+    Args:
+        event: the event's label.
+        seconds: how long its handler took (upstream's ``event_handling_duration_seconds``).
+
+    .. versionadded:: 0.2
     """

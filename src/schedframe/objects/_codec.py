@@ -1,10 +1,19 @@
 """Kubernetes JSON/YAML dicts to objects and back; camelCase lives only in this module.
 
-Reading is lenient where ``kubectl get -o yaml`` output carries fields we do not model
-(``managedFields``, ``status.containerStatuses``, ...): they are ignored. A field we model is
-checked: a wrong type, a bad quantity, operator, effect, port or date is a
-:class:`~schedframe.errors.ManifestError` naming the JSON path, and every issue of one object
-is reported together. Defaults are the API server's where the scheduler depends on them.
+Reading is strict by default, as ``kubectl --validate=strict``: a key that is not a field of
+the Kubernetes API is an ``Unknown field`` issue naming its path, and a repeated key is an
+error of the YAML/JSON reader. Fields of the API that the scheduler does not read (``kubectl
+get -o yaml`` output carries ``managedFields``, probes, ``status.containerStatuses``, ...) are
+accepted with any content; their names are listed in :mod:`schedframe.objects._fields`.
+``validate="warn"`` turns unknown fields into :class:`~schedframe.errors.ManifestWarning`s,
+``validate="ignore"`` does not look for them. A field we model is checked: a wrong type, a
+bad quantity, operator, effect, port or date is a :class:`~schedframe.errors.ManifestError`
+naming the JSON path, and every issue of one object is reported together. Defaults are the
+API server's where the scheduler depends on them.
+
+Over 1,000 lines on purpose: every kind's decoder and encoder shares the same field readers,
+path bookkeeping and error collection, and the kind dispatch sits beside them; a kind added
+later brings its own decoder here so that the rules of reading a manifest stay in one place.
 """
 
 from __future__ import annotations
@@ -13,22 +22,29 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from schedframe._yaml import YAMLError, load_all_strict
+import attrs
+
+from schedframe._yaml import MAX_INT_DIGITS, YAMLError, load_all_strict, replace_lone_surrogates
 from schedframe.errors import (
     DUPLICATE,
     FORBIDDEN,
     INVALID,
     NOT_FOUND,
     REQUIRED,
+    UNKNOWN_FIELD,
     UNSUPPORTED,
     FieldIssue,
     ManifestError,
+    ManifestWarning,
 )
+from schedframe.objects import _apivalidation as _api
+from schedframe.objects import _fields
 from schedframe.objects._meta import (
     LABEL_SELECTOR_OPERATORS,
     NODE_FIELD_NAME,
@@ -42,7 +58,6 @@ from schedframe.objects._meta import (
     ObjectMeta,
     OwnerReference,
     PreferredSchedulingTerm,
-    label_key_errors,
     parse_int64,
 )
 from schedframe.objects._node import (
@@ -67,19 +82,32 @@ from schedframe.objects._pod import (
     PodCondition,
     PodSpec,
     PodStatus,
+    ResourceRequirements,
     Toleration,
     TopologySpreadConstraint,
     Volume,
     WeightedPodAffinityTerm,
+    is_supported_pod_level_resource,
 )
 from schedframe.objects._policy import PodDisruptionBudget
 from schedframe.objects._quantity import (
+    Quantity,
     ResourceList,
     parse_quantity,
     resource_amount,
     resource_quantity,
 )
 from schedframe.objects._report import LoadReport
+from schedframe.objects.validation import (
+    annotation_issues,
+    is_dns1123_label,
+    is_qualified_name,
+    is_valid_label_value,
+    label_issues,
+    label_name_issues,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+)
 
 __all__ = [
     "from_dict",
@@ -110,6 +138,11 @@ _KINDS: Final = (
     "Service",
     "StatefulSet",
 )
+#: The ``validate`` modes, as ``kubectl --validate``: an unknown field is an error
+#: (``strict``, the default), a :class:`~schedframe.errors.ManifestWarning` (``warn``), or
+#: not looked for (``ignore``). Duplicated keys are always errors.
+VALIDATE_MODES: Final = ("strict", "warn", "ignore")
+Validate = Literal["strict", "warn", "ignore"]
 _MANIFEST_SUFFIXES: Final = (".json", ".yaml", ".yml")
 _RFC3339_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 _PERCENT_RE: Final = re.compile(r"[0-9]+%")
@@ -160,12 +193,61 @@ def _supported(values: tuple[str, ...]) -> str:
 
 
 class _Reader:
-    """Reads typed fields out of plain dicts, collecting one issue per bad field."""
+    """Reads typed fields out of plain dicts, collecting one issue per bad field.
 
-    __slots__ = ("issues",)
+    Every mapping the reader hands out (and every mapping it reads a key of) is tracked with
+    its path and the keys read from it; :meth:`finish` reports the keys nobody read nor
+    declared with :meth:`known` as unknown fields (``validate="strict"``: issues, ``"warn"``:
+    warnings, ``"ignore"``: nothing). A parser therefore gets strict decoding by reading its
+    fields through the reader and listing the API fields it accepts without reading them.
 
-    def __init__(self) -> None:
+    ``api`` turns the API server's create-time validation on (the default) or off (the
+    testing kit's lenient decoder, for upstream-style objects that skip the API server).
+    """
+
+    __slots__ = ("_seen", "api", "issues", "validate", "warnings")
+
+    def __init__(self, validate: str = "strict", *, api: bool = True) -> None:
         self.issues: list[FieldIssue] = []
+        self.warnings: list[FieldIssue] = []
+        self.validate = validate
+        self.api = api
+        # id(mapping) -> (mapping, its path, keys read); the mapping is kept so its id stays
+        # unique while the reader lives.
+        self._seen: dict[int, tuple[_Dict, str, set[object]]] = {}
+
+    # -- strictness -----------------------------------------------------------------------
+    def track(self, d: _Dict, path: str) -> set[object]:
+        """Start tracking ``d`` (found at ``path``); the set of its keys read so far."""
+        entry = self._seen.get(id(d))
+        if entry is None:
+            entry = self._seen[id(d)] = (d, path, set())
+        return entry[2]
+
+    def get(self, d: _Dict, key: str, path: str) -> object:
+        """``d[key]`` or ``None``, marking ``key`` as read."""
+        # The decoder's hottest call: track() inlined.
+        entry = self._seen.get(id(d))
+        if entry is None:
+            entry = self._seen[id(d)] = (d, path, set())
+        entry[2].add(key)
+        return d.get(key)
+
+    def known(self, d: _Dict, path: str, names: tuple[str, ...]) -> None:
+        """Accept ``names`` in ``d`` with any content: API fields the scheduler ignores."""
+        self.track(d, path).update(names)
+
+    def finish(self) -> None:
+        """Report every key of a tracked mapping that was neither read nor declared known."""
+        if self.validate == "ignore":
+            self._seen.clear()
+            return
+        target = self.issues if self.validate == "strict" else self.warnings
+        for d, path, read in self._seen.values():
+            for key in d:
+                if key not in read:
+                    target.append(FieldIssue(path=_join(path, str(key)), kind=UNKNOWN_FIELD))
+        self._seen.clear()
 
     # -- issues ---------------------------------------------------------------------------
     def invalid(self, path: str, value: object, detail: str) -> None:
@@ -193,17 +275,20 @@ class _Reader:
             )
 
     # -- typed getters (a missing or null field gives the default) -------------------------
-    def map_(self, d: _Dict, key: str, path: str) -> _Dict | None:
-        value = d.get(key)
+    def map_(self, d: _Dict, key: str, path: str, *, open_: bool = False) -> _Dict | None:
+        """The mapping at ``key``, tracked for unknown fields unless ``open_`` (any keys)."""
+        value = self.get(d, key, path)
         if value is None:
             return None
         if not isinstance(value, Mapping):
             self.wrong_type(_join(path, key), value, "a mapping")
             return None
+        if not open_:
+            self.track(value, _join(path, key))
         return value
 
     def seq(self, d: _Dict, key: str, path: str) -> list[object]:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return []
         if not isinstance(value, list):
@@ -217,12 +302,13 @@ class _Reader:
         for i, item in enumerate(self.seq(d, key, path)):
             item_path = f"{where}[{i}]"
             if isinstance(item, Mapping):
+                self.track(item, item_path)
                 yield item, item_path
             else:
                 self.wrong_type(item_path, item, "a mapping")
 
     def text(self, d: _Dict, key: str, path: str, default: str = "") -> str:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return default
         if not isinstance(value, str):
@@ -231,7 +317,7 @@ class _Reader:
         return value
 
     def opt_text(self, d: _Dict, key: str, path: str) -> str | None:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return None
         if not isinstance(value, str):
@@ -239,21 +325,31 @@ class _Reader:
             return None
         return value
 
-    def integer(self, d: _Dict, key: str, path: str, default: int = 0) -> int:
-        value = self.opt_integer(d, key, path)
+    def integer(self, d: _Dict, key: str, path: str, default: int = 0, *, bits: int = 64) -> int:
+        value = self.opt_integer(d, key, path, bits=bits)
         return default if value is None else value
 
-    def opt_integer(self, d: _Dict, key: str, path: str) -> int | None:
-        value = d.get(key)
+    def opt_integer(self, d: _Dict, key: str, path: str, *, bits: int = 64) -> int | None:
+        """An integer field; ``bits`` is its Go type's width (``int32``, ``int64``): a value
+        that does not fit is refused, as the API server's decoder refuses it."""
+        value = self.get(d, key, path)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             self.wrong_type(_join(path, key), value, "an integer")
             return None
+        limit = 1 << (bits - 1)
+        if not -limit <= value < limit:
+            self.invalid(
+                _join(path, key),
+                value,
+                f"must fit in int{bits} (between {-limit} and {limit - 1})",
+            )
+            return None
         return value
 
     def flag(self, d: _Dict, key: str, path: str) -> bool:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return False
         if not isinstance(value, bool):
@@ -272,7 +368,7 @@ class _Reader:
         return tuple(result)
 
     def text_map(self, d: _Dict, key: str, path: str) -> dict[str, str]:
-        mapping = self.map_(d, key, path)
+        mapping = self.map_(d, key, path, open_=True)
         if not mapping:
             return {}
         where = _join(path, key)
@@ -287,7 +383,7 @@ class _Reader:
         return result
 
     def time(self, d: _Dict, key: str, path: str) -> datetime | None:
-        value = d.get(key)
+        value = self.get(d, key, path)
         if value is None:
             return None
         where = _join(path, key)
@@ -308,11 +404,15 @@ class _Reader:
         return None
 
     def resources(self, d: _Dict, key: str, path: str) -> ResourceList:
-        mapping = self.map_(d, key, path)
+        return _amounts(self.quantities(d, key, path))
+
+    def quantities(self, d: _Dict, key: str, path: str) -> dict[str, Quantity]:
+        """A resource list as parsed quantities (what the API server's validation reads)."""
+        mapping = self.map_(d, key, path, open_=True)
         if not mapping:
             return {}
         where = _join(path, key)
-        result: ResourceList = {}
+        result: dict[str, Quantity] = {}
         for name, value in mapping.items():
             if not isinstance(name, str):
                 self.wrong_type(where, name, "a mapping with string keys")
@@ -321,10 +421,15 @@ class _Reader:
                 self.wrong_type(f"{where}.{name}", value, "a quantity")
                 continue
             try:
-                result[name] = resource_amount(name, parse_quantity(value))
+                result[name] = parse_quantity(value)
             except ValueError as exc:
                 self.invalid(f"{where}.{name}", value, str(exc))
         return result
+
+    def check(self, issues: list[FieldIssue]) -> None:
+        """Record the API server's validation issues, unless API validation is off."""
+        if self.api:
+            self.issues.extend(issues)
 
     def one_of(
         self, d: _Dict, key: str, path: str, supported: tuple[str, ...], default: str
@@ -335,18 +440,36 @@ class _Reader:
         return value
 
 
+def _amounts(quantities: Mapping[str, Quantity]) -> ResourceList:
+    return {name: resource_amount(name, q) for name, q in quantities.items()}
+
+
 # ---- metadata and selectors -----------------------------------------------------------------
 
 
-def _metadata(r: _Reader, obj: _Dict, base: str, *, default_namespace: str) -> ObjectMeta:
+def _metadata(
+    r: _Reader,
+    obj: _Dict,
+    base: str,
+    *,
+    default_namespace: str,
+    name_rule: Callable[..., list[str]] = name_is_dns_subdomain,
+) -> ObjectMeta:
+    """``metadata``, validated as upstream ``ValidateObjectMeta``: the name by ``name_rule``
+    (a DNS subdomain unless the kind says otherwise; one of the ``name_is_*`` functions of
+    :mod:`schedframe.objects.validation`, which take ``prefix=True`` for ``generateName``),
+    the namespace of a namespaced kind (``default_namespace`` not empty) as a DNS label,
+    labels and annotations."""
     path = _join(base, "metadata")
     d = r.map_(obj, "metadata", base) or {}
+    r.known(d, path, _fields.OBJECT_META)
     name = r.text(d, "name", path)
     if d.get("name") in (None, ""):
         r.required(_join(path, "name"))
     namespace = r.text(d, "namespace", path) or default_namespace
     owners = tuple(
-        OwnerReference(
+        _known(r, o, p, _fields.OWNER_REFERENCE)
+        and OwnerReference(
             api_version=r.text(o, "apiVersion", p),
             kind=r.text(o, "kind", p),
             name=r.text(o, "name", p),
@@ -355,7 +478,7 @@ def _metadata(r: _Reader, obj: _Dict, base: str, *, default_namespace: str) -> O
         )
         for o, p in r.items(d, "ownerReferences", path)
     )
-    return ObjectMeta(
+    meta = ObjectMeta(
         name=name,
         namespace=namespace,
         uid=r.text(d, "uid", path),
@@ -367,6 +490,22 @@ def _metadata(r: _Reader, obj: _Dict, base: str, *, default_namespace: str) -> O
         resource_version=r.text(d, "resourceVersion", path),
         generate_name=r.text(d, "generateName", path),
     )
+    if r.api:
+        if name:
+            r.check(_api.name_issues(name, _join(path, "name"), name_rule))
+        if meta.generate_name:
+            r.check(
+                _api.name_issues(
+                    meta.generate_name,
+                    _join(path, "generateName"),
+                    lambda n: name_rule(n, prefix=True),
+                )
+            )
+        if default_namespace and namespace:
+            r.check(_api.name_issues(namespace, _join(path, "namespace"), name_is_dns_label))
+        r.check(label_issues(meta.labels, _join(path, "labels")))
+        r.check(annotation_issues(meta.annotations, _join(path, "annotations")))
+    return meta
 
 
 def _check_values(
@@ -396,7 +535,7 @@ def _check_key(r: _Reader, e: _Dict, key: str, path: str) -> None:
     if e.get("key") in (None, ""):
         r.required(_join(path, "key"))
     elif key:
-        for message in label_key_errors(key):
+        for message in is_qualified_name(key):
             r.invalid(_join(path, "key"), key, message)
 
 
@@ -451,8 +590,9 @@ def _node_selector_term(r: _Reader, d: _Dict, path: str) -> NodeSelectorTerm:
 def _weight(r: _Reader, d: _Dict, path: str) -> int:
     # An absent weight is 0 once decoded, hence out of range, as upstream reports it.
     raw = d.get("weight")
-    weight = r.integer(d, "weight", path)
-    if (raw is None or _is_int(raw)) and not 1 <= weight <= 100:
+    read = r.opt_integer(d, "weight", path, bits=32)
+    weight = 0 if read is None else read
+    if (raw is None or read is not None) and not 1 <= weight <= 100:
         r.invalid(_join(path, "weight"), weight, "must be in the range 1-100")
     return weight
 
@@ -461,24 +601,30 @@ def _weight(r: _Reader, d: _Dict, path: str) -> int:
 
 
 def _container(r: _Reader, d: _Dict, path: str) -> Container:
+    r.known(d, path, _fields.CONTAINER)
     res_path = _join(path, "resources")
     res = r.map_(d, "resources", path) or {}
-    requests = r.resources(res, "requests", res_path)
-    limits = r.resources(res, "limits", res_path)
+    r.known(res, res_path, _fields.RESOURCE_REQUIREMENTS)
+    requested = r.quantities(res, "requests", res_path)
+    limited = r.quantities(res, "limits", res_path)
     # API server defaulting (SetDefaults_Pod): a limit without a request is also the request.
-    for name, amount in limits.items():
-        requests.setdefault(name, amount)
+    for name, value in limited.items():
+        requested.setdefault(name, value)
+    r.check(_api.resource_requirements_issues(requested, limited, res_path))
+    requests = _amounts(requested)
+    limits = _amounts(limited)
     ports = []
     for p, pp in r.items(d, "ports", path):
         raw = p.get("containerPort")
-        container_port = r.integer(p, "containerPort", pp)
+        read = r.opt_integer(p, "containerPort", pp, bits=32)
+        container_port = 0 if read is None else read
         if raw is None or raw == 0:
             r.required(_join(pp, "containerPort"))
-        elif _is_int(raw) and not 1 <= container_port <= 65535:
+        elif read is not None and not 1 <= container_port <= 65535:
             r.invalid(
                 _join(pp, "containerPort"), container_port, "must be between 1 and 65535, inclusive"
             )
-        host_port = r.integer(p, "hostPort", pp)
+        host_port = r.integer(p, "hostPort", pp, bits=32)
         if host_port != 0 and not 1 <= host_port <= 65535:
             r.invalid(_join(pp, "hostPort"), host_port, "must be between 1 and 65535, inclusive")
         protocol = r.text(p, "protocol", pp) or "TCP"
@@ -501,9 +647,13 @@ def _container(r: _Reader, d: _Dict, path: str) -> Container:
         ports=tuple(ports),
         restart_policy=r.opt_text(d, "restartPolicy", path),
         restart_policy_rules=tuple(
-            r.text(rule, "action", p) for rule, p in r.items(d, "restartPolicyRules", path)
+            _known(r, rule, p, _fields.CONTAINER_RESTART_RULE) and r.text(rule, "action", p)
+            for rule, p in r.items(d, "restartPolicyRules", path)
         ),
-        claims=tuple(r.text(cl, "name", p) for cl, p in r.items(res, "claims", res_path)),
+        claims=tuple(
+            _known(r, cl, p, _fields.CONTAINER_RESOURCE_CLAIM) and r.text(cl, "name", p)
+            for cl, p in r.items(res, "claims", res_path)
+        ),
     )
 
 
@@ -532,6 +682,8 @@ def _toleration(r: _Reader, d: _Dict, path: str) -> Toleration:
             effect,
             "effect must be 'NoExecute' when `tolerationSeconds` is set",
         )
+    if key:
+        r.check(label_name_issues(key, _join(path, "key")))
     return Toleration(
         key=key, operator=operator, value=value, effect=effect, toleration_seconds=seconds
     )
@@ -624,8 +776,9 @@ def _affinity(r: _Reader, spec: _Dict, path: str) -> Affinity | None:
 
 def _spread_constraint(r: _Reader, d: _Dict, path: str) -> TopologySpreadConstraint:
     raw = d.get("maxSkew")
-    max_skew = r.integer(d, "maxSkew", path)
-    if (raw is None or _is_int(raw)) and max_skew <= 0:
+    read = r.opt_integer(d, "maxSkew", path, bits=32)
+    max_skew = 0 if read is None else read
+    if (raw is None or read is not None) and max_skew <= 0:
         r.invalid(_join(path, "maxSkew"), max_skew, "must be greater than zero")
     topology_key = r.text(d, "topologyKey", path)
     if not topology_key:
@@ -633,7 +786,7 @@ def _spread_constraint(r: _Reader, d: _Dict, path: str) -> TopologySpreadConstra
     when = r.text(d, "whenUnsatisfiable", path)
     if when not in _WHEN_UNSATISFIABLE:
         r.unsupported(_join(path, "whenUnsatisfiable"), when, _WHEN_UNSATISFIABLE)
-    min_domains = r.opt_integer(d, "minDomains", path)
+    min_domains = r.opt_integer(d, "minDomains", path, bits=32)
     if min_domains is not None and min_domains <= 0:
         r.invalid(_join(path, "minDomains"), min_domains, "must be greater than 0")
     policies = []
@@ -654,14 +807,24 @@ def _spread_constraint(r: _Reader, d: _Dict, path: str) -> TopologySpreadConstra
     )
 
 
-def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> None:
+def _known(r: _Reader, d: _Dict, path: str, names: tuple[str, ...]) -> Literal[True]:
+    # r.known as an expression, for generators that build one object per entry.
+    r.known(d, path, names)
+    return True
+
+
+def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> bool:
+    """Whether ``obj`` is of ``kind`` (or names none); reports it when not."""
+    r.known(obj, base, _fields.TYPE_META)
     value = obj.get("kind")
     if value is not None and value != kind:
         r.unsupported(_join(base, "kind"), value, (kind,))
+        return False
+    return True
 
 
 def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
-    _check_kind(r, obj, base, "Pod")
+    kind_ok = _check_kind(r, obj, base, "Pod")
     meta = _metadata(r, obj, base, default_namespace="default")
     if not meta.uid:
         meta = _with_uid(meta, f"{meta.namespace}/{meta.name}")
@@ -669,14 +832,20 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     d = r.map_(obj, "spec", base) or {}
     gates = tuple(r.text(g, "name", p) for g, p in r.items(d, "schedulingGates", path))
     volumes = []
+    r.known(d, path, _fields.POD_SPEC)
     for v, p in r.items(d, "volumes", path):
+        r.known(v, p, _fields.VOLUME_SOURCES)
         pvc = r.map_(v, "persistentVolumeClaim", p)
+        if pvc is not None:
+            r.known(pvc, _join(p, "persistentVolumeClaim"), _fields.PVC_VOLUME_SOURCE)
         claim = None if pvc is None else r.text(pvc, "claimName", _join(p, "persistentVolumeClaim"))
         volumes.append(Volume(name=r.text(v, "name", p), persistent_volume_claim=claim))
+    overhead = r.quantities(d, "overhead", path)
+    pod_resources = _pod_resources(r, d, path)
     spec = PodSpec(
         node_name=r.text(d, "nodeName", path),
         scheduler_name=r.text(d, "schedulerName", path) or DEFAULT_SCHEDULER_NAME,
-        priority=r.opt_integer(d, "priority", path),
+        priority=r.opt_integer(d, "priority", path, bits=32),
         priority_class_name=r.text(d, "priorityClassName", path),
         preemption_policy=r.one_of(
             d, "preemptionPolicy", path, _PREEMPTION_POLICIES, "PreemptLowerPriority"
@@ -686,7 +855,7 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         tolerations=tuple(_toleration(r, t, p) for t, p in r.items(d, "tolerations", path)),
         containers=tuple(_container(r, c, p) for c, p in r.items(d, "containers", path)),
         init_containers=tuple(_container(r, c, p) for c, p in r.items(d, "initContainers", path)),
-        overhead=r.resources(d, "overhead", path),
+        overhead=_amounts(overhead),
         topology_spread_constraints=tuple(
             _spread_constraint(r, c, p) for c, p in r.items(d, "topologySpreadConstraints", path)
         ),
@@ -697,10 +866,28 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         resource_claims=_codec_resource.pod_resource_claims(r, d, path),
         host_users=None if d.get("hostUsers") is None else r.flag(d, "hostUsers", path),
     )
+    if pod_resources is not None:
+        _default_pod_requests(spec, *pod_resources)
+        spec = attrs.evolve(
+            spec,
+            resources=ResourceRequirements(
+                requests=_amounts(pod_resources[0]), limits=_amounts(pod_resources[1])
+            ),
+        )
+    if r.api and kind_ok:
+        _check_pod_spec(r, spec, overhead, path, d.get("containers") in (None, []))
+        if pod_resources is not None:
+            pod_os = d.get("os")
+            if isinstance(pod_os, Mapping) and pod_os.get("name") == "windows":
+                r.forbidden(_join(path, "resources"), "may not be set for a windows pod")
+            else:
+                _check_pod_resources(r, spec, *pod_resources, _join(path, "resources"))
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
+    r.known(s, path, _fields.POD_STATUS)
     conditions = tuple(
-        PodCondition(
+        _known(r, c, p, _fields.POD_CONDITION)
+        and PodCondition(
             type=r.text(c, "type", p),
             status=r.text(c, "status", p),
             reason=r.text(c, "reason", p),
@@ -717,6 +904,160 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         resource_claim_statuses=_codec_resource.pod_claim_statuses(r, s, path),
     )
     return Pod(metadata=meta, spec=spec, status=status)
+
+
+def _pod_resources(
+    r: _Reader, d: _Dict, path: str
+) -> tuple[dict[str, Quantity], dict[str, Quantity]] | None:
+    """Pod-level ``spec.resources`` as quantities; ``None`` when absent."""
+    res = r.map_(d, "resources", path)
+    if res is None:
+        return None
+    where = _join(path, "resources")
+    r.known(res, where, _fields.RESOURCE_REQUIREMENTS)
+    return r.quantities(res, "requests", where), r.quantities(res, "limits", where)
+
+
+def _default_pod_requests(
+    spec: PodSpec, requested: dict[str, Quantity], limited: Mapping[str, Quantity]
+) -> None:
+    # Upstream defaultPodRequests, with pod-level limits only: a hugepages request missing at
+    # pod level is the containers' total; any other supported resource limited at pod level
+    # and not requested there is requested as much.
+    if not limited:
+        return
+    for name, amount in _pod_requests_of_containers(spec).items():
+        if name.startswith("hugepages-") and name not in requested:
+            requested[name] = resource_quantity(name, amount)
+    for name, value in limited.items():
+        if name not in requested and is_supported_pod_level_resource(name):
+            requested[name] = value
+
+
+def _check_pod_resources(
+    r: _Reader,
+    spec: PodSpec,
+    requests: Mapping[str, Quantity],
+    limits: Mapping[str, Quantity],
+    path: str,
+) -> None:
+    # Upstream validatePodResources and validatePodResourceConsistency.
+    r.check(_api.pod_level_resources_issues(requests, limits, path))
+    aggregate = {
+        name: resource_quantity(name, amount)
+        for name, amount in _pod_requests_of_containers(spec).items()
+    }
+    for name, total in sorted(aggregate.items()):
+        pod_request = requests.get(name)
+        if pod_request is not None and total > pod_request:
+            r.check(
+                [
+                    FieldIssue(
+                        path=f"{path}.requests[{name}]",
+                        kind=INVALID,
+                        value=str(pod_request),
+                        detail=f"must be greater than or equal to aggregate container "
+                        f"requests of {total}",
+                    )
+                ]
+            )
+    for i, c in enumerate(spec.containers):
+        for name, amount in sorted(c.limits.items()):
+            pod_limit = limits.get(name)
+            limit = resource_quantity(name, amount)
+            if pod_limit is not None and limit > pod_limit:
+                r.check(
+                    [
+                        FieldIssue(
+                            path=f"{path}.containers[{i}][{name}].limits",
+                            kind=INVALID,
+                            value=str(limit),
+                            detail=f"must be less than or equal to pod limits of {pod_limit}",
+                        )
+                    ]
+                )
+
+
+def _pod_requests_of_containers(spec: PodSpec) -> ResourceList:
+    # The containers' aggregate, without pod-level requests or overhead.
+    return Pod(
+        metadata=ObjectMeta(name=""), spec=attrs.evolve(spec, resources=None, overhead={})
+    ).requests
+
+
+def _check_pod_spec(
+    r: _Reader,
+    spec: PodSpec,
+    overhead: Mapping[str, Quantity],
+    path: str,
+    no_containers: bool,
+) -> None:
+    # Upstream ValidatePodSpec, for what the scheduler reads: containers present, their
+    # names (unique DNS labels across containers and init containers, in that order),
+    # host ports claimed once, nodeSelector labels, overhead quantities.
+    containers_path = _join(path, "containers")
+    if no_containers:  # not when the field is there but unreadable: that is reported
+        r.required(containers_path)
+    init_path = _join(path, "initContainers")
+    named = [(c.name, f"{containers_path}[{i}]") for i, c in enumerate(spec.containers)]
+    named.extend((c.name, f"{init_path}[{i}]") for i, c in enumerate(spec.init_containers))
+    r.check(_api.container_names_issues(named, is_dns1123_label))
+    r.check(
+        _api.host_port_issues(
+            (port.host_port, port.protocol, f"{containers_path}[{i}].ports[{j}]")
+            for i, c in enumerate(spec.containers)
+            for j, port in enumerate(c.ports)
+        )
+    )
+    r.check(_api.node_selector_issues(spec.node_selector, _join(path, "nodeSelector")))
+    r.check(_api.overhead_issues(overhead, _join(path, "overhead")))
+    # Names the spec refers to: a node, a scheduler, a PriorityClass (DNS subdomains).
+    for key, value in (
+        ("nodeName", spec.node_name),
+        ("schedulerName", spec.scheduler_name),
+        ("priorityClassName", spec.priority_class_name),
+    ):
+        if value:
+            r.check(_api.name_issues(value, _join(path, key), name_is_dns_subdomain))
+    # Scheduling gates: qualified names, each once.
+    gates_path = _join(path, "schedulingGates")
+    seen_gates: set[str] = set()
+    for i, gate in enumerate(spec.scheduling_gates):
+        where = f"{gates_path}[{i}].name"
+        r.check(_api.name_issues(gate, where, is_qualified_name))
+        if gate in seen_gates:
+            r.check([FieldIssue(path=where, kind=DUPLICATE, value=gate)])
+        seen_gates.add(gate)
+    # Spread constraints: one per topologyKey and whenUnsatisfiable; minDomains only with
+    # DoNotSchedule.
+    spread_path = _join(path, "topologySpreadConstraints")
+    seen_spread: set[tuple[str, str]] = set()
+    for i, c in enumerate(spec.topology_spread_constraints):
+        where = f"{spread_path}[{i}]"
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen_spread:
+            r.check(
+                [
+                    FieldIssue(
+                        path=f"{where}.{{topologyKey, whenUnsatisfiable}}",
+                        kind=DUPLICATE,
+                        value=f"{{{c.topology_key}, {c.when_unsatisfiable}}}",
+                    )
+                ]
+            )
+        seen_spread.add(pair)
+        if c.min_domains is not None and c.when_unsatisfiable == "ScheduleAnyway":
+            r.check(
+                [
+                    FieldIssue(
+                        path=f"{where}.minDomains",
+                        kind=INVALID,
+                        value=c.min_domains,
+                        detail="can only use minDomains if whenUnsatisfiable=DoNotSchedule, "
+                        "not ScheduleAnyway",
+                    )
+                ]
+            )
 
 
 def _with_uid(meta: ObjectMeta, uid: str) -> ObjectMeta:
@@ -744,6 +1085,7 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
         meta = _with_uid(meta, meta.name)
     path = _join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.NODE_SPEC)
     taints = []
     for t, p in r.items(d, "taints", path):
         key = r.text(t, "key", p)
@@ -754,6 +1096,22 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
             r.required(_join(p, "effect"))
         elif effect and effect not in TAINT_EFFECTS:
             r.unsupported(_join(p, "effect"), effect, TAINT_EFFECTS)
+        if key:
+            r.check(label_name_issues(key, _join(p, "key")))
+        taint_value = t.get("value")
+        if isinstance(taint_value, str):
+            errors = is_valid_label_value(taint_value)
+            if errors:
+                r.check(
+                    [
+                        FieldIssue(
+                            path=_join(p, "value"),
+                            kind=INVALID,
+                            value=taint_value,
+                            detail=";".join(errors),
+                        )
+                    ]
+                )
         taints.append(
             Taint(
                 key=key,
@@ -769,14 +1127,20 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
     )
     path = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
-    capacity = r.resources(s, "capacity", path)
-    allocatable = r.resources(s, "allocatable", path)
+    r.known(s, path, _fields.NODE_STATUS)
+    capacity_q = r.quantities(s, "capacity", path)
+    allocatable_q = r.quantities(s, "allocatable", path)
+    r.check(_api.node_resources_issues(capacity_q, _join(path, "capacity")))
+    r.check(_api.node_resources_issues(allocatable_q, _join(path, "allocatable")))
+    capacity = _amounts(capacity_q)
+    allocatable = _amounts(allocatable_q)
     status = NodeStatus(
         capacity=capacity,
         # As the API server's defaulting: no allocatable means all of the capacity.
         allocatable=allocatable if allocatable else dict(capacity),
         conditions=tuple(
-            NodeCondition(
+            _known(r, c, p, _fields.NODE_CONDITION)
+            and NodeCondition(
                 type=r.text(c, "type", p),
                 status=r.text(c, "status", p),
                 reason=r.text(c, "reason", p),
@@ -795,14 +1159,15 @@ def _node(r: _Reader, obj: _Dict, base: str) -> Node:
 
 def _namespace(r: _Reader, obj: _Dict, base: str) -> Namespace:
     _check_kind(r, obj, base, "Namespace")
-    meta = _metadata(r, obj, base, default_namespace="")
+    r.known(obj, base, _fields.NAMESPACE)
+    meta = _metadata(r, obj, base, default_namespace="", name_rule=name_is_dns_label)
     if not meta.uid:
         meta = _with_uid(meta, meta.name)
     return Namespace(metadata=meta)
 
 
 def _int_or_percent(r: _Reader, d: _Dict, key: str, path: str) -> int | str | None:
-    value = d.get(key)
+    value = r.get(d, key, path)
     where = _join(path, key)
     if value is None:
         return None
@@ -830,8 +1195,22 @@ def _pdb(r: _Reader, obj: _Dict, base: str) -> PodDisruptionBudget:
         meta = _with_uid(meta, f"{meta.namespace}/{meta.name}")
     path = _join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.PDB_SPEC)
     min_available = _int_or_percent(r, d, "minAvailable", path)
     max_unavailable = _int_or_percent(r, d, "maxUnavailable", path)
+    for key, amount in (("minAvailable", min_available), ("maxUnavailable", max_unavailable)):
+        # Upstream IsNotMoreThan100Percent.
+        if isinstance(amount, str) and _PERCENT_RE.fullmatch(amount) and int(amount[:-1]) > 100:
+            r.check(
+                [
+                    FieldIssue(
+                        path=_join(path, key),
+                        kind=INVALID,
+                        value=amount,
+                        detail="must not be greater than 100%",
+                    )
+                ]
+            )
     if min_available is not None and max_unavailable is not None:
         r.issues.append(
             FieldIssue(
@@ -840,8 +1219,9 @@ def _pdb(r: _Reader, obj: _Dict, base: str) -> PodDisruptionBudget:
         )
     spath = _join(base, "status")
     s = r.map_(obj, "status", base) or {}
+    r.known(s, spath, _fields.PDB_STATUS)
     disrupted: dict[str, datetime] = {}
-    pods = r.map_(s, "disruptedPods", spath) or {}
+    pods = r.map_(s, "disruptedPods", spath, open_=True) or {}
     for name in pods:
         when = r.time(pods, name, _join(spath, "disruptedPods"))
         if when is not None:
@@ -851,7 +1231,7 @@ def _pdb(r: _Reader, obj: _Dict, base: str) -> PodDisruptionBudget:
         selector=_label_selector(r, d, "selector", path),
         min_available=min_available,
         max_unavailable=max_unavailable,
-        disruptions_allowed=r.integer(s, "disruptionsAllowed", spath),
+        disruptions_allowed=r.integer(s, "disruptionsAllowed", spath, bits=32),
         disrupted_pods=disrupted,
     )
 
@@ -864,7 +1244,14 @@ _PARSERS: Final[dict[str, Callable[[_Reader, _Dict, str], object]]] = {
 }
 
 
-def _run(parse: Callable[[_Reader, _Dict, str], object], d: object, source: str | None) -> object:
+def _run(
+    parse: Callable[[_Reader, _Dict, str], object],
+    d: object,
+    source: str | None,
+    *,
+    validate: str = "strict",
+    api: bool = True,
+) -> object:
     if not isinstance(d, Mapping):
         raise ManifestError(
             [
@@ -876,29 +1263,72 @@ def _run(parse: Callable[[_Reader, _Dict, str], object], d: object, source: str 
             ],
             source=source,
         )
-    r = _Reader()
-    obj = parse(r, d, "")
+    return _decode(_reader(validate, api=api), parse, d, "", source)
+
+
+def _reader(validate: str, *, api: bool = True) -> _Reader:
+    if validate not in VALIDATE_MODES:
+        raise ValueError(f"validate must be 'strict', 'warn' or 'ignore', not {validate!r}")
+    return _Reader(validate, api=api)
+
+
+def _decode(
+    r: _Reader,
+    parse: Callable[[_Reader, _Dict, str], object],
+    d: _Dict,
+    base: str,
+    source: str | None,
+) -> object:
+    obj = parse(r, d, base)
+    r.finish()
     if r.issues:
         raise ManifestError(r.issues, source=source)
+    prefix = f"{source}: " if source else ""
+    for issue in r.warnings:
+        warnings.warn(ManifestWarning(prefix + str(issue)), stacklevel=4)
     return obj
 
 
-def pod_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Pod:
+def server_decoder(kind: str) -> Callable[[Mapping[str, object]], object]:
+    """A decoder for ``kind`` as an API server serves it (the Kubernetes backend's watch):
+    no unknown-field check and no create-time validation, since the server has done both,
+    possibly for a newer API than this library knows; types are still checked."""
+    parse = _PARSERS[kind]
+
+    def decode(d: Mapping[str, object]) -> object:
+        return _run(parse, d, None, validate="ignore", api=False)
+
+    return decode
+
+
+def _from_dict_lenient(d: Mapping[str, object]) -> object:
+    """:func:`from_dict` without unknown-field checks or the API server's validation (the
+    testing kit's lenient decoder); type errors are still errors."""
+    return _run(_dispatch, d, None, validate="ignore", api=False)
+
+
+def pod_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> Pod:
     """Build a :class:`Pod` from a Kubernetes ``v1.Pod`` dict (``kubectl get pod -o yaml``).
 
     Applies the API server's defaults the scheduler relies on: namespace ``default``,
-    scheduler ``default-scheduler``, requests taken from limits, port protocol ``TCP``,
-    phase ``Pending``, and a deterministic uid ``"<namespace>/<name>"`` when none is given.
+    scheduler ``default-scheduler``, requests taken from limits (pod-level ones too), port
+    protocol ``TCP``, phase ``Pending``, and a deterministic uid ``"<namespace>/<name>"`` when
+    none is given; then the API server's validation. ``validate`` as for
+    :func:`load_manifests`.
 
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    pod = _run(_pod, d, source)
+    pod = _run(_pod, d, source, validate=validate)
     assert isinstance(pod, Pod)
     return pod
 
 
-def node_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Node:
+def node_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> Node:
     """Build a :class:`Node` from a ``v1.Node`` dict; an empty allocatable copies capacity.
 
     The uid defaults to the node's name.
@@ -906,29 +1336,33 @@ def node_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Nod
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    node = _run(_node, d, source)
+    node = _run(_node, d, source, validate=validate)
     assert isinstance(node, Node)
     return node
 
 
-def namespace_from_dict(d: Mapping[str, object], *, source: str | None = None) -> Namespace:
+def namespace_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> Namespace:
     """Build a :class:`Namespace` from a ``v1.Namespace`` dict (uid defaults to the name).
 
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    ns = _run(_namespace, d, source)
+    ns = _run(_namespace, d, source, validate=validate)
     assert isinstance(ns, Namespace)
     return ns
 
 
-def pdb_from_dict(d: Mapping[str, object], *, source: str | None = None) -> PodDisruptionBudget:
+def pdb_from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> PodDisruptionBudget:
     """Build a :class:`PodDisruptionBudget` from a ``policy/v1`` dict.
 
     Raises:
         ManifestError: listing every bad field of the object, each with its JSON path.
     """
-    pdb = _run(_pdb, d, source)
+    pdb = _run(_pdb, d, source, validate=validate)
     assert isinstance(pdb, PodDisruptionBudget)
     return pdb
 
@@ -937,6 +1371,9 @@ def _dispatch(r: _Reader, d: _Dict, base: str) -> object:
     kind = d.get("kind")
     parse = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parse is None:
+        custom = _codec_custom.declared(kind)
+        if custom is not None:
+            return _codec_custom.parse_custom(r, d, base, custom)
         if kind is None:
             r.required(_join(base, "kind"))
         else:
@@ -945,13 +1382,18 @@ def _dispatch(r: _Reader, d: _Dict, base: str) -> object:
     return parse(r, d, base)
 
 
-def from_dict(d: Mapping[str, object], *, source: str | None = None) -> object:
+def from_dict(
+    d: Mapping[str, object], *, source: str | None = None, validate: Validate = "strict"
+) -> object:
     """Build the object a dict describes, by its ``kind`` (see :func:`load_manifests`).
+
+    Unknown fields are errors unless ``validate`` is ``"warn"`` or ``"ignore"`` (see
+    :func:`load_manifests`); the API server's create-time validation always applies.
 
     Raises:
         ManifestError: for a missing or unsupported ``kind`` or any bad field.
     """
-    return _run(_dispatch, d, source)
+    return _run(_dispatch, d, source, validate=validate)
 
 
 # ---- loading files --------------------------------------------------------------------------
@@ -967,7 +1409,7 @@ def _skipped(d: object, report: LoadReport) -> bool:
     if not isinstance(d, Mapping):
         return False
     kind = d.get("kind")
-    if not isinstance(kind, str) or kind in _PARSERS:
+    if not isinstance(kind, str) or kind in _PARSERS or _codec_custom.declared(kind):
         return False
     if report.add(kind):
         return True
@@ -979,7 +1421,18 @@ def _skipped(d: object, report: LoadReport) -> bool:
     return False
 
 
-def _objects_of(docs: list[object], source: str, report: LoadReport) -> list[object]:
+def _declare_if_crd(d: _Dict, where: str, base: str) -> None:
+    """A CustomResourceDefinition declares its kind (the object itself is then skipped)."""
+    if _codec_custom.is_crd(d):
+        r = _Reader()
+        _codec_custom.declare_crd(r, d, base)
+        if r.issues:
+            raise ManifestError(r.issues, source=where)
+
+
+def _objects_of(
+    docs: list[object], source: str, report: LoadReport, validate: str = "strict"
+) -> list[object]:
     result: list[object] = []
     many = len(docs) > 1
     for index, doc in enumerate(docs):
@@ -997,41 +1450,48 @@ def _objects_of(docs: list[object], source: str, report: LoadReport) -> list[obj
                     r = _Reader()
                     r.wrong_type(f"items[{i}]", item, "a mapping")
                     raise ManifestError(r.issues, source=where)
+                _declare_if_crd(item, where, f"items[{i}]")
                 if _skipped(item, report):
                     continue
-                r = _Reader()
-                obj = _dispatch(r, item, f"items[{i}]")
-                if r.issues:
-                    raise ManifestError(r.issues, source=where)
-                result.append(obj)
-        elif not _skipped(doc, report):
-            result.append(_run(_dispatch, doc, where))
+                result.append(_decode(_reader(validate), _dispatch, item, f"items[{i}]", where))
+        else:
+            if isinstance(doc, Mapping):
+                _declare_if_crd(doc, where, "")
+            if not _skipped(doc, report):
+                result.append(_run(_dispatch, doc, where, validate=validate))
     return result
 
 
 def loads_manifests(
-    text: str, *, source: str = "<string>", report: LoadReport | None = None
+    text: str,
+    *,
+    source: str = "<string>",
+    report: LoadReport | None = None,
+    validate: Validate = "strict",
 ) -> list[object]:
     """Parse every object of a YAML (or JSON) stream; ``kind: List`` items are flattened.
 
     Errors name ``source``, with ``#<index>`` (counting from 0) when the stream holds
     several documents. Kinds the scheduler does not read are skipped as
-    :func:`load_manifests` says.
+    :func:`load_manifests` says; ``validate`` as for :func:`load_manifests`.
 
     Raises:
         ManifestError: bad YAML, a repeated mapping key (with its line and column), a
             document that is not a mapping, or any bad object.
     """
-    try:
-        docs = list(load_all_strict(text, source))
-    except YAMLError as exc:
-        raise ManifestError([exc.issue], source=source) from None
     own = report is None
     report = LoadReport() if report is None else report
-    result = _objects_of(docs, source, report)
+    result = _objects_of(_load_yaml(text, source), source, report, validate)
     if own:
         report.log()
     return result
+
+
+def _load_yaml(text: str, source: str) -> list[object]:
+    try:
+        return list(load_all_strict(text, source))
+    except YAMLError as exc:
+        raise ManifestError([exc.issue], source=source) from None
 
 
 def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -1043,12 +1503,24 @@ def _reject_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
+class _JSONTooManyDigits(Exception):
+    pass
+
+
+def _json_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise _JSONTooManyDigits(
+            f"an integer of {len(text)} digits, more than the {MAX_INT_DIGITS} that can be read"
+        )
+    return int(text)
+
+
 class _JSONDuplicate(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
 
 
-def _load_file(path: Path, report: LoadReport) -> list[object]:
+def _load_file(path: Path, report: LoadReport, validate: Validate = "strict") -> list[object]:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -1059,11 +1531,19 @@ def _load_file(path: Path, report: LoadReport) -> list[object]:
             source=source,
         ) from None
     if path.suffix != ".json":
-        return loads_manifests(text, source=source, report=report)
+        return loads_manifests(text, source=source, report=report, validate=validate)
     try:
-        doc = json.loads(text, object_pairs_hook=_reject_duplicates)
+        doc = json.loads(
+            replace_lone_surrogates(text),
+            object_pairs_hook=_reject_duplicates,
+            parse_int=_json_int,
+        )
     except _JSONDuplicate as exc:
         issue = FieldIssue(path="", kind=DUPLICATE, value=exc.key, detail="mapping key repeated")
+        raise ManifestError([issue], source=source) from None
+    except (RecursionError, _JSONTooManyDigits) as exc:
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        issue = FieldIssue(path="", kind=INVALID, detail=f"not valid JSON: {detail}")
         raise ManifestError([issue], source=source) from None
     except json.JSONDecodeError as exc:
         issue = FieldIssue(
@@ -1072,11 +1552,14 @@ def _load_file(path: Path, report: LoadReport) -> list[object]:
             detail=f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
         )
         raise ManifestError([issue], source=source) from None
-    return _objects_of([doc], source, report)
+    return _objects_of([doc], source, report, validate)
 
 
 def load_manifests(
-    source: str | os.PathLike[str], *, report: LoadReport | None = None
+    source: str | os.PathLike[str],
+    *,
+    report: LoadReport | None = None,
+    validate: Validate = "strict",
 ) -> list[object]:
     """Load every object from a file, a directory of manifests, or ``-`` (standard input).
 
@@ -1092,18 +1575,29 @@ def load_manifests(
     each skipped kind is counted in ``report``, or, without one, logged as one warning line
     per kind on the ``schedframe.objects`` logger. Any other unknown kind is an error.
 
+    ``validate`` treats fields the Kubernetes API does not have as ``kubectl --validate``
+    does: ``"strict"`` errors, ``"warn"`` warns (:class:`~schedframe.errors.ManifestWarning`,
+    one per field), ``"ignore"`` does not look. Whatever the mode, objects are validated as
+    the API server validates them on create.
+
+    Custom kinds a plugin reads load once declared (:func:`declare_custom_kind`, or a
+    ``apiextensions.k8s.io/v1`` CustomResourceDefinition earlier in the same load, which
+    declares its kind and is then counted as skipped): they decode to :class:`CustomObject`.
+
     Raises:
         ManifestError: naming the file (and ``#<document index>``) and the field path.
     """
     own = report is None
     report = LoadReport() if report is None else report
-    result = _load_source(source, report)
+    result = _load_source(source, report, validate)
     if own:
         report.log()
     return result
 
 
-def _load_source(source: str | os.PathLike[str], report: LoadReport) -> list[object]:
+def _load_source(
+    source: str | os.PathLike[str], report: LoadReport, validate: Validate = "strict"
+) -> list[object]:
     if os.fspath(source) == "-":
         try:
             text = sys.stdin.read()
@@ -1112,20 +1606,20 @@ def _load_source(source: str | os.PathLike[str], report: LoadReport) -> list[obj
                 [FieldIssue(path="", kind=INVALID, detail=f"cannot read standard input: {exc}")],
                 source="<stdin>",
             ) from None
-        return loads_manifests(text, source="<stdin>", report=report)
+        return loads_manifests(text, source="<stdin>", report=report, validate=validate)
     path = Path(source)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in _MANIFEST_SUFFIXES and p.is_file())
         result: list[object] = []
         for file in files:
-            result.extend(_load_file(file, report))
+            result.extend(_load_file(file, report, validate))
         return result
     if not path.exists():
         raise ManifestError(
             [FieldIssue(path="", kind=NOT_FOUND, detail="no such file or directory")],
             source=str(path),
         )
-    return _load_file(path, report)
+    return _load_file(path, report, validate)
 
 
 # ---- to_dict --------------------------------------------------------------------------------
@@ -1315,6 +1809,11 @@ def _pod_out(pod: Pod) -> dict[str, object]:
     _put(spec, "initContainers", [_container_out(c) for c in s.init_containers])
     _put(spec, "containers", [_container_out(c) for c in s.containers])
     _put(spec, "overhead", _resources_out(s.overhead))
+    if s.resources is not None:
+        pod_resources: dict[str, object] = {}
+        _put(pod_resources, "requests", _resources_out(s.resources.requests))
+        _put(pod_resources, "limits", _resources_out(s.resources.limits))
+        spec["resources"] = pod_resources
     _put(spec, "topologySpreadConstraints", [_spread_out(c) for c in s.topology_spread_constraints])
     _put(spec, "schedulingGates", [{"name": g} for g in s.scheduling_gates])
     _put(spec, "hostNetwork", s.host_network)
@@ -1437,7 +1936,7 @@ def to_dict(obj: object) -> dict[str, object]:
         return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta_out(obj.metadata)}
     if isinstance(obj, PodDisruptionBudget):
         return _pdb_out(obj)
-    out = _codec_workloads.encode(obj)
+    out = _codec_workloads.encode(obj) or _codec_custom.encode(obj)
     if out is not None:
         return out
     out = _codec_resource.encode(obj)
@@ -1447,5 +1946,5 @@ def to_dict(obj: object) -> dict[str, object]:
 
 
 # The PriorityClass, workload and resource.k8s.io (DRA) kinds register their decoders in
-# _PARSERS on import.
-from schedframe.objects import _codec_resource, _codec_workloads  # noqa: E402
+# _PARSERS on import; custom kinds and CustomResourceDefinitions are decoded by _codec_custom.
+from schedframe.objects import _codec_custom, _codec_resource, _codec_workloads  # noqa: E402

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from schedframe.errors import DUPLICATE, FieldIssue
 from schedframe.objects import _codec as c
+from schedframe.objects import _fields
 from schedframe.objects._meta import NodeSelector, ObjectMeta
 from schedframe.objects._pod import PodResourceClaim, PodStatus
 from schedframe.objects._quantity import Quantity, parse_quantity
@@ -123,7 +124,7 @@ def claim_statuses_out(status: PodStatus) -> list[dict[str, object]]:
 
 
 def _quantity(r: c._Reader, d: c._Dict, key: str, path: str) -> Quantity | None:
-    raw = d.get(key)
+    raw = r.get(d, key, path)
     if raw is None:
         return None
     where = c._join(path, key)
@@ -147,7 +148,7 @@ def _required_quantity(r: c._Reader, d: c._Dict, key: str, path: str) -> Quantit
 
 
 def _quantity_map(r: c._Reader, d: c._Dict, key: str, path: str) -> dict[str, Quantity]:
-    m = r.map_(d, key, path) or {}
+    m = r.map_(d, key, path, open_=True) or {}  # resource names are its keys
     where = c._join(path, key)
     out = {}
     for name in m:
@@ -161,7 +162,7 @@ def _quantity_map(r: c._Reader, d: c._Dict, key: str, path: str) -> dict[str, Qu
 
 
 def _counters(r: c._Reader, d: c._Dict, path: str) -> dict[str, Counter]:
-    m = r.map_(d, "counters", path) or {}
+    m = r.map_(d, "counters", path, open_=True) or {}  # counter names are its keys
     where = c._join(path, "counters")
     out = {}
     for name, value in m.items():
@@ -169,6 +170,7 @@ def _counters(r: c._Reader, d: c._Dict, path: str) -> dict[str, Counter]:
         if not isinstance(name, str) or not isinstance(value, Mapping):
             r.wrong_type(p, value, "a mapping with a `value`")
             continue
+        r.track(value, p)
         out[name] = Counter(value=_required_quantity(r, value, "value", p))
     if not out and d.get("counters") is None:
         r.required(where)
@@ -189,16 +191,19 @@ def _selectors(r: c._Reader, d: c._Dict, path: str) -> tuple[CELSelector, ...]:
     return tuple(out)
 
 
-def _config(r: c._Reader, d: c._Dict, path: str) -> tuple[DeviceClaimConfiguration, ...]:
+def _config(
+    r: c._Reader, d: c._Dict, path: str, known: tuple[str, ...] = ()
+) -> tuple[DeviceClaimConfiguration, ...]:
     out = []
     for cfg, p in r.items(d, "config", path):
+        r.known(cfg, p, known)
         opaque = r.map_(cfg, "opaque", p)
         if opaque is None:
             r.required(c._join(p, "opaque"))
             opaque = {}
         op = c._join(p, "opaque")
         driver = r.text(opaque, "driver", op)
-        params = r.map_(opaque, "parameters", op)
+        params = r.map_(opaque, "parameters", op, open_=True)  # the driver's own object
         if not driver:
             r.required(c._join(op, "driver"))
         out.append(
@@ -338,21 +343,23 @@ def _device(r: c._Reader, d: c._Dict, path: str, per_device: bool) -> Device:
     name = r.text(d, "name", path)
     if not name:
         r.required(c._join(path, "name"))
-    attrs_map = r.map_(d, "attributes", path) or {}
+    attrs_map = r.map_(d, "attributes", path, open_=True) or {}  # names are its keys
     attributes = {}
     for key, value in attrs_map.items():
         p = f"{c._join(path, 'attributes')}[{key}]"
         if not isinstance(key, str) or not isinstance(value, Mapping):
             r.wrong_type(p, value, "an attribute mapping")
             continue
+        r.track(value, p)  # its keys other than the four values are unknown fields
         attributes[key] = _attribute(r, value, p)
-    cap_map = r.map_(d, "capacity", path) or {}
+    cap_map = r.map_(d, "capacity", path, open_=True) or {}  # names are its keys
     capacity = {}
     for key, value in cap_map.items():
         p = f"{c._join(path, 'capacity')}[{key}]"
         if not isinstance(key, str) or not isinstance(value, Mapping):
             r.wrong_type(p, value, "a capacity mapping")
             continue
+        r.known(value, p, _fields.DEVICE_CAPACITY)
         capacity[key] = DeviceCapacity(value=_required_quantity(r, value, "value", p))
     consumes = tuple(
         DeviceCounterConsumption(
@@ -716,7 +723,10 @@ def _allocation(r: c._Reader, d: c._Dict, path: str) -> AllocationResult:
         for x, p in r.items(dev, "results", dev_path)
     )
     return AllocationResult(
-        devices=DeviceAllocationResult(results=results, config=_config(r, dev, dev_path)),
+        devices=DeviceAllocationResult(
+            results=results,
+            config=_config(r, dev, dev_path, _fields.DEVICE_ALLOCATION_CONFIGURATION),
+        ),
         node_selector=_node_selector(r, d, "nodeSelector", path),
         allocation_timestamp=r.time(d, "allocationTimestamp", path),
     )
@@ -728,6 +738,7 @@ def _resource_claim(r: c._Reader, obj: c._Dict, base: str) -> ResourceClaim:
     claim = _claim_spec(r, r.map_(obj, "spec", base) or {}, c._join(base, "spec"), meta)
     spath = c._join(base, "status")
     status = r.map_(obj, "status", base) or {}
+    r.known(status, spath, _fields.RESOURCE_CLAIM_STATUS)
     alloc = r.map_(status, "allocation", spath)
     reserved = tuple(
         ResourceClaimConsumerReference(
@@ -755,6 +766,7 @@ def _resource_claim_template(r: c._Reader, obj: c._Dict, base: str) -> ResourceC
     spec = r.map_(obj, "spec", base) or {}
     inner_meta_d = r.map_(spec, "metadata", path) or {}
     mp = c._join(path, "metadata")
+    r.known(inner_meta_d, mp, _fields.CLAIM_TEMPLATE_META)
     claim_meta = ObjectMeta(
         name="",
         labels=r.text_map(inner_meta_d, "labels", mp),

@@ -7,9 +7,10 @@ collects every issue with its field path); imported by that module once it is co
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from schedframe.objects import _codec as c
+from schedframe.objects import _fields
 from schedframe.objects._meta import LabelSelector, ObjectMeta
 from schedframe.objects._pod import Pod
 from schedframe.objects._scheduling import (
@@ -27,6 +28,7 @@ from schedframe.objects._workloads import (
     Service,
     StatefulSet,
 )
+from schedframe.objects.validation import name_is_dns1035_label, name_is_dns_subdomain
 
 __all__: list[str] = []
 
@@ -51,8 +53,13 @@ class _GoMap:
         return "map[string]string{" + items + "}"
 
 
-def _namespaced_meta(r: c._Reader, obj: c._Dict, base: str) -> ObjectMeta:
-    meta = c._metadata(r, obj, base, default_namespace="default")
+def _namespaced_meta(
+    r: c._Reader,
+    obj: c._Dict,
+    base: str,
+    name_rule: Callable[..., list[str]] = name_is_dns_subdomain,
+) -> ObjectMeta:
+    meta = c._metadata(r, obj, base, default_namespace="default", name_rule=name_rule)
     if not meta.uid:
         meta = c._with_uid(meta, f"{meta.namespace}/{meta.name}")
     return meta
@@ -75,6 +82,8 @@ def _template(r: c._Reader, d: c._Dict, path: str, namespace: str) -> Pod | None
     if t is None:
         r.required(where)
         return None
+    # Read below through a copy, which reports the template's unknown fields.
+    r.track(t, where).update(t.keys())
     meta = t.get("metadata")
     if meta is None or isinstance(meta, Mapping):
         given = dict(meta or {})
@@ -120,7 +129,7 @@ def _priority_class(r: c._Reader, obj: c._Dict, base: str) -> PriorityClass:
     if not meta.uid:
         meta = c._with_uid(meta, meta.name)
     raw = obj.get("value")
-    value = r.integer(obj, "value", base)
+    value = r.integer(obj, "value", base, bits=32)
     if raw is None:
         r.required(c._join(base, "value"))
     system = {pc.name: pc.value for pc in SYSTEM_PRIORITY_CLASSES}
@@ -150,18 +159,22 @@ def _priority_class(r: c._Reader, obj: c._Dict, base: str) -> PriorityClass:
 
 def _service(r: c._Reader, obj: c._Dict, base: str) -> Service:
     c._check_kind(r, obj, base, "Service")
-    meta = _namespaced_meta(r, obj, base)
+    r.known(obj, base, _fields.WORKLOAD)
+    meta = _namespaced_meta(r, obj, base, name_is_dns1035_label)  # upstream ValidateServiceName
     path = c._join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.SERVICE_SPEC)
     selector = None if d.get("selector") is None else r.text_map(d, "selector", path)
     return Service(metadata=meta, selector=selector)
 
 
 def _replication_controller(r: c._Reader, obj: c._Dict, base: str) -> ReplicationController:
     c._check_kind(r, obj, base, "ReplicationController")
+    r.known(obj, base, _fields.WORKLOAD)
     meta = _namespaced_meta(r, obj, base)
     path = c._join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.REPLICA_SET_SPEC)
     template = None
     if d.get("template") is not None:
         template = _template(r, d, path, meta.namespace)
@@ -184,13 +197,24 @@ def _replication_controller(r: c._Reader, obj: c._Dict, base: str) -> Replicatio
     )
 
 
+# Unread spec fields of the apps/v1 kinds.
+_APPS_SPEC = {
+    "ReplicaSet": _fields.REPLICA_SET_SPEC,
+    "StatefulSet": _fields.STATEFUL_SET_SPEC,
+    "Deployment": _fields.DEPLOYMENT_SPEC,
+    "DaemonSet": _fields.DAEMON_SET_SPEC,
+}
+
+
 def _apps_parts(
     r: c._Reader, obj: c._Dict, base: str, kind: str, what: str
 ) -> tuple[ObjectMeta, c._Dict, str, LabelSelector, Pod | None]:
     c._check_kind(r, obj, base, kind)
+    r.known(obj, base, _fields.WORKLOAD)
     meta = _namespaced_meta(r, obj, base)
     path = c._join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _APPS_SPEC[kind])
     selector = _required_selector(r, d, path, what)
     template = _template(r, d, path, meta.namespace)
     _check_template_labels(r, selector, template, path)
@@ -239,9 +263,11 @@ def _daemon_set(r: c._Reader, obj: c._Dict, base: str) -> DaemonSet | None:
 
 def _job(r: c._Reader, obj: c._Dict, base: str) -> Job | None:
     c._check_kind(r, obj, base, "Job")
+    r.known(obj, base, _fields.WORKLOAD)
     meta = _namespaced_meta(r, obj, base)
     path = c._join(base, "spec")
     d = r.map_(obj, "spec", base) or {}
+    r.known(d, path, _fields.JOB_SPEC)
     completions_given = d.get("completions") is not None
     parallelism = _replicas(r, d, "parallelism", path, 1)
     completions = _replicas(r, d, "completions", path, 1) if completions_given else None

@@ -8,12 +8,13 @@ requirements into a tuple of ``(op, key, argument)`` triples the first time it i
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Final, TypeAlias
 
 import attrs
+
+from schedframe.objects.validation import is_qualified_name, is_valid_label_value
 
 __all__ = [
     "LABEL_SELECTOR_OPERATORS",
@@ -25,6 +26,7 @@ __all__ = [
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
     "ObjectMeta",
+    "ObjectReference",
     "OwnerReference",
     "PreferredSchedulingTerm",
 ]
@@ -41,63 +43,6 @@ _EQ, _IN, _NOT_IN, _EXISTS, _NOT_EXISTS, _GT, _LT, _NEVER = range(8)
 _Compiled: TypeAlias = tuple[tuple[int, str, object], ...]
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
-# Validation patterns, compiled on first use (see ``_regex``) rather than at import.
-_NAME_PART_RE: Final = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_DNS1123_SUBDOMAIN_RE: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_LABEL_VALUE_RE: Final = r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
-_NAME_PART_MSG: Final = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-_SUBDOMAIN_MSG: Final = (
-    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-    "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-    "'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-_QUALIFIED_MSG: Final = (
-    "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
-    "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with "
-    "an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-)
-
-
-@functools.cache
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def label_key_errors(key: str) -> list[str]:
-    """Why ``key`` is not a valid label key, in upstream's words (``IsQualifiedName``)."""
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-        errors = []
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errors = ["prefix part must be non-empty"]
-        elif len(prefix) > 253:
-            errors = ["prefix part must be no more than 253 characters"]
-        elif not _regex(_DNS1123_SUBDOMAIN_RE).fullmatch(prefix):
-            errors = [_SUBDOMAIN_MSG]
-        else:
-            errors = []
-    else:
-        return [_QUALIFIED_MSG]
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if name and not _regex(_NAME_PART_RE).fullmatch(name):
-        errors.append(_NAME_PART_MSG)
-    return errors
-
-
-def _valid_label_value(value: str) -> bool:
-    return len(value) <= 63 and _regex(_LABEL_VALUE_RE).fullmatch(value) is not None
 
 
 @functools.lru_cache(maxsize=8192)
@@ -118,7 +63,7 @@ def _compile_requirement(
 ) -> tuple[int, str, object]:
     # Mirrors labels.NewRequirement: a requirement it would refuse becomes _NEVER, so the
     # selector matches nothing, as callers treat a selector that failed to parse.
-    if label_key_errors(key) or not all(_valid_label_value(v) for v in values):
+    if is_qualified_name(key) or any(is_valid_label_value(v) for v in values):
         return (_NEVER, key, None)
     if operator == "In" and values:
         return (_IN, key, frozenset(values))
@@ -176,6 +121,59 @@ class OwnerReference:
     name: str
     uid: str
     controller: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ObjectReference:
+    """A reference to an object (upstream ``v1.ObjectReference``): what an event is about
+    (``regarding``) and what it relates to (``related``, e.g. a preemptor).
+
+    Build one from any object with metadata with :meth:`of`; ``to_dict`` gives the API form.
+    """
+
+    kind: str
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    api_version: str = "v1"
+    resource_version: str = ""
+
+    @classmethod
+    def of(cls, obj: object) -> ObjectReference:
+        """The reference to ``obj`` (its class name is its kind; an ObjectReference is
+        returned as is).
+
+        Raises:
+            TypeError: ``obj`` has no ``metadata``.
+        """
+        if isinstance(obj, ObjectReference):
+            return obj
+        meta = getattr(obj, "metadata", None)
+        if not isinstance(meta, ObjectMeta):
+            raise TypeError(f"cannot reference a {type(obj).__name__}: it has no metadata")
+        return cls(
+            kind=type(obj).__name__,
+            name=meta.name,
+            namespace=meta.namespace,
+            uid=meta.uid,
+            resource_version=meta.resource_version,
+        )
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, or ``name`` for cluster-scoped objects."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    def to_dict(self) -> dict[str, str]:
+        """The API form (``apiVersion``, ``kind``, ``name`` and the non-empty rest)."""
+        out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
+        if self.namespace:
+            out["namespace"] = self.namespace
+        if self.uid:
+            out["uid"] = self.uid
+        if self.resource_version:
+            out["resourceVersion"] = self.resource_version
+        return out
 
 
 @attrs.frozen(kw_only=True)
@@ -245,7 +243,7 @@ class LabelSelector:
     def _compiled(self) -> _Compiled:
         compiled: list[tuple[int, str, object]] = [
             (_EQ, key, value)
-            if not label_key_errors(key) and _valid_label_value(value)
+            if not is_qualified_name(key) and not is_valid_label_value(value)
             else (_NEVER, key, None)
             for key, value in self.match_labels.items()
         ]

@@ -44,6 +44,7 @@ __all__ = [
     "PodResourceClaim",
     "PodSpec",
     "PodStatus",
+    "ResourceRequirements",
     "Toleration",
     "TopologySpreadConstraint",
     "Volume",
@@ -52,6 +53,9 @@ __all__ = [
 
 #: The scheduler name a pod gets when it names none (upstream ``v1.DefaultSchedulerName``).
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+# Feature gate PodLevelResources (on by default since v1.34): whether spec.resources counts
+# in a pod's effective requests. The one switch point, until feature gates are configurable.
+_POD_LEVEL_RESOURCES: Final = True
 _DEFAULT_BIND_ALL_HOST_IP: Final = "0.0.0.0"
 
 
@@ -236,6 +240,21 @@ class Volume:
 
 
 @attrs.frozen(kw_only=True)
+class ResourceRequirements:
+    """Pod-level ``spec.resources`` (upstream ``v1.ResourceRequirements``), in scheduler
+    integers; only ``cpu``, ``memory`` and ``hugepages-*`` may appear (upstream
+    ``IsSupportedPodLevelResource``)."""
+
+    requests: ResourceList = attrs.field(factory=dict, hash=False)
+    limits: ResourceList = attrs.field(factory=dict, hash=False)
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """Whether ``name`` may be set in a pod's ``spec.resources`` (cpu, memory, hugepages)."""
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+@attrs.frozen(kw_only=True)
 class PodSpec:
     """What the pod asks for. Field names follow ``v1.PodSpec`` in snake_case."""
 
@@ -250,6 +269,7 @@ class PodSpec:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     overhead: ResourceList = attrs.field(factory=dict, hash=False)
+    resources: ResourceRequirements | None = None
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     host_network: bool = False
@@ -298,7 +318,9 @@ def _non_missing(requests: ResourceList) -> ResourceList:
 
 
 def _pod_requests(spec: PodSpec, *, non_missing: bool) -> ResourceList:
-    """Upstream ``resourcehelper.PodRequests`` over container requests, plus overhead."""
+    """Upstream ``resourcehelper.PodRequests``: container requests aggregated, then replaced
+    by the pod-level request of each resource that has one (``PodLevelResources``), plus
+    overhead."""
     result: dict[str, int] = {}
     for container in spec.containers:
         _add(result, _non_missing(container.requests) if non_missing else container.requests)
@@ -317,6 +339,10 @@ def _pod_requests(spec: PodSpec, *, non_missing: bool) -> ResourceList:
             _add(need, sidecars)
             _max_into(init_peak, need)
     _max_into(result, init_peak)
+    if _POD_LEVEL_RESOURCES and spec.resources is not None:
+        for name, amount in spec.resources.requests.items():
+            if is_supported_pod_level_resource(name):
+                result[name] = amount
     _add(result, spec.overhead)
     return result
 
@@ -411,7 +437,8 @@ class Pod:
         """Effective requests: upstream ``resourcehelper.PodRequests`` with overhead.
 
         The sum over containers and sidecars, raised to the peak need of any regular init
-        container (its request plus the sidecars started before it), plus ``overhead``.
+        container (its request plus the sidecars started before it); a pod-level request
+        (``spec.resources``) replaces that sum for its resource; plus ``overhead``.
         """
         return _pod_requests(self.spec, non_missing=False)
 

@@ -12,7 +12,7 @@ from typing import Final, TypeAlias
 
 import attrs
 
-from schedframe.objects._meta import label_key_errors
+from schedframe.objects.validation import is_qualified_name
 
 __all__ = [
     "BINARY_SI",
@@ -279,6 +279,8 @@ def parse_quantity(value: str | int | float) -> Quantity:
     if isinstance(value, bool):
         raise ValueError(_ERR_FORMAT)
     if isinstance(value, int):
+        if value.bit_length() > 10_000:  # beyond what str() converts; no quantity is that big
+            raise ValueError(_ERR_NUMERIC)
         text = str(value)
     elif isinstance(value, float):
         text = repr(value)
@@ -309,6 +311,10 @@ def parse_quantity(value: str | int | float) -> Quantity:
             amount = (
                 Fraction(mantissa * 10**shift) if shift >= 0 else Fraction(mantissa, 10**-shift)
             )
+    elif len(digits) - len(denom) > 20:
+        # At least 10**20 units before the suffix: past 2**63 - 1, which caps a BinarySI
+        # amount anyway (and never past Python's int-conversion limit).
+        amount = Fraction(_INT64_MAX)
     else:
         amount = Fraction(int(digits) * 2**exponent, 10 ** len(denom))
     if amount.denominator != 1 and 10**9 % amount.denominator != 0:
@@ -367,7 +373,7 @@ def is_extended_resource_name(name: str) -> bool:
     """
     if is_native_resource(name) or name.startswith(_REQUESTS_PREFIX):
         return False
-    return not label_key_errors(_REQUESTS_PREFIX + name)
+    return not is_qualified_name(_REQUESTS_PREFIX + name)
 
 
 def is_hugepage_resource_name(name: str) -> bool:

@@ -45,6 +45,7 @@ from schedframe.preemption._types import (
     PreemptionError,
     ScoreFunc,
     Victims,
+    VictimsInPlace,
 )
 from schedframe.preemption._util import (
     filter_pods_with_pdb_violation,
@@ -70,6 +71,7 @@ __all__ = [
     "PreemptPodFunc",
     "PreemptionError",
     "ScoreFunc",
+    "VictimsInPlace",
     "Victims",
     "filter_pods_with_pdb_violation",
     "get_earliest_pod_start_time",

@@ -25,8 +25,8 @@ Documented divergences, none of them observable in what ends up in the cluster o
   when candidates are found the returned statuses leave the passed-over nodes out.
 * **No re-read of the preemptor.** Upstream first re-reads the preemptor from the informer;
   the Handle has no pod lister, so the pod handed to PostFilter is used.
-* **No extenders.** Scheduler extenders are not modelled, so ``ProcessPreemption`` is not
-  called; candidates go straight to selection.
+* **Extender candidates in node-name order.** After ``ProcessPreemption`` upstream rebuilds
+  the candidate list from a map (random order); here it is sorted by node name.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from schedframe.errors import BackendError
 from schedframe.framework import (
@@ -51,6 +51,7 @@ from schedframe.framework import (
     PostFilterResult,
     Status,
 )
+from schedframe.framework.batch import DryRunPreparer, declares
 from schedframe.objects import PodCondition
 from schedframe.preemption._types import (
     CHOSEN_CANDIDATE_KEY,
@@ -59,6 +60,7 @@ from schedframe.preemption._types import (
     Interface,
     PreemptionError,
     Victims,
+    VictimsInPlace,
 )
 from schedframe.preemption._util import (
     get_lower_priority_nominated_pods,
@@ -183,7 +185,10 @@ class Evaluator:
                 Status(Code.UNSCHEDULABLE, fit.message()),
             )
 
-        # 3) Extenders would filter candidates here (not modelled).
+        # 3) The extenders that support preemption may drop candidates or change victims.
+        candidates, status = self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
 
         # 4) Pick the best candidate.
         best = self.select_candidate(candidates)
@@ -204,6 +209,28 @@ class Evaluator:
             PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE)),
             Status(Code.SUCCESS),
         )
+
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status | None]:
+        """Upstream ``callExtenders``: pass the candidates through the scheduler's extenders
+        (``ProcessPreemption``); the error Status of a failing non-ignorable one."""
+        extenders = self.handle.extenders
+        if not extenders:
+            return candidates, None
+        from schedframe.extender import call_extenders
+
+        lister = self.handle.snapshot_shared_lister().node_infos
+        victims = {c.name: (c.victims.pods, c.victims.num_pdb_violations) for c in candidates}
+        infos = {name: lister.get(name) for name in victims}
+        kept, status = call_extenders(extenders, pod, victims, infos)
+        if status is not None:
+            return [], status
+        # Upstream rebuilds the list from a map; node name order keeps runs reproducible.
+        return [
+            Candidate(name=name, victims=Victims(pods=pods, num_pdb_violations=violations))
+            for name, (pods, violations) in sorted(kept.items())
+        ], None
 
     # -- candidates ------------------------------------------------------------------------
 
@@ -230,8 +257,11 @@ class Evaluator:
             return [], NodeToStatus(), None
         pdbs = list(self.handle.pod_disruption_budgets())
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
-        prepare = getattr(self.interface, "prepare_dry_run", None)
-        plan: DryRun | None = prepare(state, pod, m) if prepare is not None else None
+        plan: DryRun | None = (
+            cast("DryRunPreparer", self.interface).prepare_dry_run(state, pod, m)
+            if self.handle.fast_paths and declares(self.interface, DryRunPreparer)
+            else None
+        )
         if plan is not None:
             found = self._dry_run(state, pod, potential, pdbs, offset, num_candidates, plan)
             if found[0]:
@@ -275,7 +305,11 @@ class Evaluator:
         errors: list[str] = []
         select_victims = (plan or self.interface).select_victims_on_node
         cannot_help = plan.cannot_help if plan is not None else None
-        in_place = getattr(plan, "victims_in_place", None) if plan is not None else None
+        in_place = (
+            cast("VictimsInPlace", plan).victims_in_place
+            if plan is not None and declares(plan, VictimsInPlace)
+            else None
+        )
         n = len(potential_nodes)
         for i in range(n):
             node_info = potential_nodes[(offset + i) % n]

@@ -7,7 +7,7 @@ and ``extenderv1.Victims``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 import attrs
 
@@ -24,6 +24,7 @@ __all__ = [
     "PreemptionError",
     "ScoreFunc",
     "Victims",
+    "VictimsInPlace",
 ]
 
 #: Scores a candidate node by name; higher is better (upstream ``func(node string) int64``).
@@ -87,9 +88,10 @@ class Interface(Protocol):
     DefaultPreemption implements it; a custom preemption plugin can implement it to reuse the
     Evaluator's search, selection and eviction.
 
-    An implementation may also offer ``prepare_dry_run(state, pod, m) -> DryRun | None``
-    (not part of the protocol; looked up when present): shortcuts for one preemption's dry
-    run, or ``None`` for none (see :class:`DryRun`).
+    An implementation may also declare
+    :class:`~schedframe.framework.batch.DryRunPreparer` (``prepare_dry_run(state, pod, m) ->
+    DryRun | None``): shortcuts for one preemption's dry run, or ``None`` for none (see
+    :class:`DryRun`).
     """
 
     def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
@@ -136,7 +138,8 @@ class DryRun(Protocol):
     :meth:`select_victims_on_node` instead of the interface's. Both must leave the candidates
     exactly as they would be without them.
 
-    It may also offer ``victims_in_place(state, pod, node_info, pdbs)``: the same answer as
+    It may also declare :class:`VictimsInPlace` (``victims_in_place(state, pod, node_info,
+    pdbs)``, defined on its class): the same answer as
     :meth:`select_victims_on_node`, worked out from the snapshot's NodeInfo and ``state``
     without copying or changing them, or ``None`` to send that node down the usual path
     (copies, then :meth:`select_victims_on_node`). The Evaluator tries it first.
@@ -158,3 +161,19 @@ class DryRun(Protocol):
         """The interface's answer for this node (it may skip Filter runs whose verdict it
         already knows, so plugins may see fewer Filter calls)."""
         ...
+
+
+@runtime_checkable
+class VictimsInPlace(Protocol):
+    """A :class:`DryRun`'s optional arithmetic victim selection (see :class:`DryRun`):
+    ``victims_in_place(state, pod, node_info, pdbs)`` gives ``select_victims_on_node``'s
+    answer without copying or changing ``node_info`` and ``state``, or ``None`` to send the
+    node down the copying path. Declared by defining it on the DryRun's class."""
+
+    def victims_in_place(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status | None] | None: ...

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from schedframe.runtime._framework import (
     EXTENSION_POINTS,
-    ClusterView,
     Framework,
     NodeScores,
     PluginRuntimeError,
     PluginScores,
-    RecordedEvent,
-    RecordingEventRecorder,
 )
 from schedframe.runtime._registry import ENTRY_POINT_GROUP, PluginFactory, PluginSource, Registry
+from schedframe.runtime._standalone import ClusterView, RecordedEvent, RecordingEventRecorder
 from schedframe.runtime._waiting_pods import (
     MAX_PERMIT_TIMEOUT,
     ThreadTimers,

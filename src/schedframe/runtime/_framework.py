@@ -3,6 +3,15 @@
 Upstream: ``pkg/scheduler/framework/runtime/framework.go`` (``frameworkImpl``). Semantics are
 carried over point by point; the docstring of each ``run_*`` method says which rule it keeps.
 The Framework is also the :class:`~schedframe.framework.Handle` its plugins receive.
+
+The batch engine (filtering and scoring over the snapshot's columns) lives in
+:mod:`schedframe.runtime._batch` and the stand-alone helpers (cluster view, event recorder,
+nominator and no-backend Binder of a Framework used on its own) in
+:mod:`schedframe.runtime._standalone`. This module stays above 1,000 lines on purpose: it
+keeps every extension point's runner (``run_*``), one method per upstream ``Run*Plugins``
+function with its own rules, next to the profile building they depend on, as upstream's
+``framework.go`` does; splitting the runners across modules would separate rules that are
+read and changed together.
 """
 
 from __future__ import annotations
@@ -19,21 +28,37 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import attrs
 
 from schedframe import framework as fw
-from schedframe._rows import pick
 from schedframe.errors import (
     INVALID,
     NOT_FOUND,
-    BackendError,
     ConfigError,
     FieldIssue,
     PluginError,
 )
 from schedframe.features import FeatureGates
 from schedframe.framework import Code, CycleState, NodeInfo, PodInfo, Status
-from schedframe.framework._columns import _added_sums
-from schedframe.runtime._dra import DRAStore
+from schedframe.framework import batch as fb
+from schedframe.framework.batch import declares, fast_paths_from_env
+from schedframe.runtime._batch import BatchEngine
+from schedframe.runtime._guard import (
+    SHUTDOWN,
+    bad_result,
+    check_permit_timeout,
+    check_scores,
+    describe,
+    not_instance,
+    not_status,
+    status_or_none,
+)
+from schedframe.runtime._object_store import KindLister
+from schedframe.runtime._standalone import (
+    ClusterView,
+    RecordingEventRecorder,
+    _NoBackend,
+    _RealClock,
+    _SimpleNominator,
+)
 from schedframe.runtime._waiting_pods import ThreadTimers, Timers, WaitingPod, WaitingPods
-from schedframe.runtime._workload_lister import WorkloadStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,11 +66,16 @@ if TYPE_CHECKING:
 
     from schedframe.cache import Snapshot
     from schedframe.config import PluginSet, Profile
-    from schedframe.objects import Namespace, Pod, PodCondition, PodDisruptionBudget
+    from schedframe.extender import HTTPExtender
+    from schedframe.objects import (
+        Namespace,
+        Pod,
+        PodDisruptionBudget,
+    )
+    from schedframe.runtime._batch import BatchVerdicts
     from schedframe.runtime._registry import Registry
 
     VerdictArray = npt.NDArray[np.int8]
-    DeciderArray = npt.NDArray[np.int16]
     IntArray = npt.NDArray[np.int64]
     RowArray = npt.NDArray[np.intp]
 
@@ -133,14 +163,11 @@ def _implements(plugin: object, kind: type | tuple[type, ...]) -> bool:
     return False
 
 
-def _optional_method(plugin: object, name: str) -> Any:
-    """A plugin's optional fast-path method, if its class defines one (never an instance
-    attribute or a ``__getattr__`` answer, so a plugin cannot grow one by accident)."""
-    for klass in type(plugin).__mro__:
-        if name in vars(klass):
-            method = getattr(plugin, name)
-            return method if callable(method) else None
-    return None
+def _optional_method(plugin: object, proto: type, name: str, on: bool = True) -> Any:
+    """A plugin's fast form ``name`` when its class declares the fast-path Protocol ``proto``
+    (see :mod:`schedframe.framework.batch`; answered once per class) and fast paths are
+    ``on``, else ``None``."""
+    return getattr(plugin, name) if on and declares(plugin, proto) else None
 
 
 def _failure_text(exc: BaseException) -> str:
@@ -181,174 +208,6 @@ def _raised(prefix: str, exc: BaseException, plugin: str, *, typed: bool = True)
         text = str(exc) or type(exc).__name__
     message = f"{prefix}: {text}"
     return Status(Code.ERROR, message, error=_wrapped(message, exc), plugin=plugin)
-
-
-# --------------------------------------------------------------------------------------------
-# What the framework reads from the cluster besides the snapshot
-# --------------------------------------------------------------------------------------------
-
-
-class ClusterView:
-    """Namespaces and PodDisruptionBudgets, as plugins read them through the Handle.
-
-    The scheduler passes a live view backed by its backend; tests pass fixed lists.
-    """
-
-    def __init__(
-        self,
-        namespaces: Iterable[Namespace] = (),
-        pdbs: Iterable[PodDisruptionBudget] = (),
-        workloads: Iterable[object] = (),
-        dra: Iterable[object] = (),
-    ) -> None:
-        self._namespaces = {ns.metadata.name: ns for ns in namespaces}
-        self._pdbs = list(pdbs)
-        #: Services, RCs, ReplicaSets and StatefulSets (``workloads``; other kinds ignored).
-        self.workloads = WorkloadStore(workloads)
-        #: DeviceClasses, ResourceSlices, ResourceClaims and templates (``dra``).
-        self.dra = DRAStore(dra)
-
-    def namespace(self, name: str) -> Namespace | None:
-        """A namespace by name."""
-        return self._namespaces.get(name)
-
-    def namespaces(self) -> Iterable[Namespace]:
-        """Every namespace."""
-        return self._namespaces.values()
-
-    def pod_disruption_budgets(self) -> Iterable[PodDisruptionBudget]:
-        """Every PodDisruptionBudget."""
-        return self._pdbs
-
-
-class _RealClock:
-    def now(self) -> float:
-        return time.time()
-
-
-class _NoBackend:
-    """The Binder of a Framework built without a cluster: every write fails, loudly."""
-
-    def _fail(self) -> None:
-        raise BackendError(
-            "this Framework has no cluster backend; build it with binder=... or use a Scheduler",
-            reason="NoBackend",
-            code=503,
-        )
-
-    def bind(self, pod: Pod, node_name: str) -> None:
-        self._fail()
-
-    def patch_pod_status(
-        self,
-        pod: Pod,
-        *,
-        condition: PodCondition | None = None,
-        nominated_node_name: str | None = None,
-    ) -> None:
-        self._fail()
-
-    def delete_pod(self, pod: Pod, *, condition: PodCondition | None = None) -> None:
-        self._fail()
-
-    def record_event(
-        self,
-        regarding: Pod,
-        *,
-        event_type: str,
-        reason: str,
-        action: str,
-        note: str,
-        related: str | None = None,
-    ) -> None:
-        return None
-
-
-@attrs.frozen
-class RecordedEvent:
-    """One event recorded by :class:`RecordingEventRecorder`."""
-
-    regarding: str
-    event_type: str
-    reason: str
-    action: str
-    note: str
-
-
-class RecordingEventRecorder:
-    """Keeps events in memory (``events``) and forwards them to a Binder, if given."""
-
-    def __init__(self, binder: fw.Binder | None = None) -> None:
-        self.events: list[RecordedEvent] = []
-        self._binder = binder
-
-    def eventf(
-        self,
-        regarding: Pod,
-        related: object | None,
-        event_type: str,
-        reason: str,
-        action: str,
-        note: str,
-    ) -> None:
-        self.events.append(RecordedEvent(regarding.key, event_type, reason, action, note))
-        if self._binder is not None:
-            self._binder.record_event(
-                regarding,
-                event_type=event_type,
-                reason=reason,
-                action=action,
-                note=note,
-                related=_object_ref(related),
-            )
-
-
-def _object_ref(obj: object | None) -> str | None:
-    """``kind/namespace/name`` (or ``kind/name``) of an object an event relates to."""
-    if obj is None:
-        return None
-    meta = getattr(obj, "metadata", None)
-    if meta is None:
-        return str(obj)
-    ns = getattr(meta, "namespace", "")
-    return f"{type(obj).__name__}/{ns + '/' if ns else ''}{meta.name}"
-
-
-class _SimpleNominator:
-    """A nominator for a Framework used on its own (the scheduler's queue provides the real one).
-
-    As the queue does, it hands out the same list for a node until that node's nominated pods
-    change (a change makes a new list), so readers may keep what they derive from a list while
-    they are handed the same one; the lists are not to be modified.
-    """
-
-    def __init__(self) -> None:
-        self._by_node: dict[str, list[PodInfo]] = {}
-        self._node_of: dict[str, str] = {}
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return self._by_node.get(node_name, [])
-
-    def nominated_pods_for_nodes(self, node_names: Iterable[str]) -> dict[str, list[PodInfo]]:
-        by_node = self._by_node
-        return {name: by_node[name] for name in node_names if name in by_node}
-
-    def nominated_node_names(self) -> frozenset[str]:
-        return frozenset(self._by_node)  # only nodes with pods are keys
-
-    def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
-        self.delete_nominated_pod_if_exists(pod_info.pod)
-        self._by_node[node_name] = [*self._by_node.get(node_name, ()), pod_info]
-        self._node_of[pod_info.pod.uid] = node_name
-
-    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
-        node = self._node_of.pop(pod.uid, None)
-        if node is not None:
-            kept = [p for p in self._by_node[node] if p.pod.uid != pod.uid]
-            if kept:
-                self._by_node[node] = kept
-            else:
-                del self._by_node[node]
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,10 +273,13 @@ class Framework:
         async_runner: Callable[[Callable[[], None]], None] | None = None,
         pod_lister: Callable[[str, str], Pod | None] | None = None,
         features: FeatureGates | None = None,
+        fast_paths: bool | None = None,
     ) -> None:
         from schedframe.cache import Snapshot
 
         self._profile_name = profile_name
+        #: The scheduler's HTTP extenders (set by the Scheduler; upstream ``Handle.Extenders``).
+        self.extenders: tuple[HTTPExtender, ...] = ()
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self._cluster = cluster if cluster is not None else ClusterView(namespaces, pdbs)
         self._clock: fw.Clock = clock if clock is not None else _RealClock()
@@ -435,6 +297,10 @@ class Framework:
         self._parallelism = parallelism
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self._features = features if features is not None else FeatureGates()
+        #: Whether plugins' fast forms (:mod:`schedframe.framework.batch`) are used; off, every
+        #: plugin runs through its plain methods only (for bisecting a suspected fast-path
+        #: bug). ``None`` reads ``SCHEDFRAME_FAST_PATHS`` (``0``/``false``/``off``: off).
+        self._fast_paths = fast_paths_from_env() if fast_paths is None else fast_paths
 
         self.plugins: dict[str, fw.Plugin] = {}
         self.pre_enqueue_plugins: list[fw.PreEnqueuePlugin] = []
@@ -453,9 +319,10 @@ class Framework:
         #: ``(plugin name, registrations)`` for every plugin that can reject a pod.
         self.enqueue_extensions: list[tuple[str, tuple[fw.ClusterEventWithHint, ...]]] = []
         self.plugin_args: dict[str, object] = {}
-        # Preemptor priority -> the nominated pods' what-if sums kept across cycles (see
-        # _nominated_verdicts).
-        self._nominated_adds: dict[int, _NominatedAdds] = {}
+        #: ``(plugin, fast form) -> how many times it raised`` (see :meth:`fast_path_failed`).
+        self.fast_path_failures: dict[tuple[str, str], int] = {}
+        #: The batch engine: filtering and scoring over the snapshot's columns.
+        self.batch = BatchEngine(self)
         self._compile()
 
     # -- building ----------------------------------------------------------------------------
@@ -707,32 +574,20 @@ class Framework:
                 if _implements(p, fw.ScoreExtensions)
                 else None,
                 self.score_weights.get(p.name, 1),
-                _optional_method(p, "score_many"),
+                _optional_method(p, fb.ManyScore, "score_many", self._fast_paths),
             )
             for p in self.score_plugins
         )
         # Optional per-pod fast paths of in-tree plugins (see ``filter_function``).
         self._prepare_filters = tuple(
-            (p.name, p.filter, _optional_method(p, "prepare_filter")) for p in self.filter_plugins
-        )
-        # Optional batch forms over the snapshot's columns (see ``filter_batch``).
-        self._batch_filters = tuple(
             (
                 p.name,
                 p.filter,
-                _optional_method(p, "filter_batch"),
-                _optional_method(p, "filter_batch_statuses"),
+                _optional_method(p, fb.PreparedFilter, "prepare_filter", self._fast_paths),
             )
             for p in self.filter_plugins
         )
-        self._batch_scores = tuple(
-            (
-                p.name,
-                _optional_method(p, "score_batch"),
-                _optional_method(p, "normalize_batch"),
-            )
-            for p in self.score_plugins
-        )
+        self.batch.compile()
         self._compute_batchable_plugins()
 
     def _compute_batchable_plugins(self) -> None:
@@ -849,7 +704,7 @@ class Framework:
         if not self.queue_sort_plugins:
             return None
         key: Callable[[fw.QueuedPodInfo], Any] | None = _optional_method(
-            self.queue_sort_plugins[0], "sort_key"
+            self.queue_sort_plugins[0], fb.SortKey, "sort_key", self._fast_paths
         )
         return key
 
@@ -907,6 +762,13 @@ class Framework:
     def shared_dra_manager(self) -> fw.SharedDRAManager:
         """The DRA objects and in-flight allocations (DynamicResources)."""
         return self._cluster.dra
+
+    def lister(self, kind: type | str) -> KindLister:
+        """The objects of ``kind`` (a class or a kind name) the backend's watch reported
+        (upstream informer listers)."""
+        name = kind if isinstance(kind, str) else kind.__name__
+        self._cluster.on_lister_requested(name)
+        return self._cluster.objects.lister(name)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """A pod parked by Permit."""
@@ -972,8 +834,12 @@ class Framework:
             name = plugin.name
             try:
                 status = plugin.pre_enqueue(pod)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(f'running PreEnqueue plugin "{name}"', exc, name)
+            if not_status(status):
+                return status_or_none(f'running PreEnqueue plugin "{name}"', name, status)
             if status is not None and not status.is_success():
                 if not status.is_rejected():
                     return _as_error(f'running PreEnqueue plugin "{name}"', status, name)
@@ -1003,8 +869,14 @@ class Framework:
                 name = plugin.name
                 try:
                     out = plugin.pre_filter(state, pod, nodes)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return None, _raised(f'running PreFilter plugin "{name}"', exc, name), set()
+                if not_instance(out, (Status, fw.PreFilterResult)):
+                    detail = f"returned {describe(out)}, expected a PreFilterResult, Status or None"
+                    prefix = f'running PreFilter plugin "{name}"'
+                    return None, bad_result(prefix, name, detail), set()
                 if isinstance(out, Status):
                     if out.is_skip():
                         skip.add(name)
@@ -1046,8 +918,12 @@ class Framework:
             prefix = f'running AddPod on PreFilter plugin "{name}"'
             try:
                 status = plugin.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and not status.is_success():
                 return _as_error(prefix, status, name)
         return None
@@ -1067,8 +943,12 @@ class Framework:
             prefix = f'running RemovePod on PreFilter plugin "{name}"'
             try:
                 status = plugin.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and not status.is_success():
                 return _as_error(prefix, status, name)
         return None
@@ -1085,8 +965,12 @@ class Framework:
                 continue
             try:
                 status = filter_fn(state, pod, node_info)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(f'running "{name}" filter plugin', exc, name)
+            if status is not None and type(status) is not Status and not_status(status):
+                return status_or_none(f'running "{name}" filter plugin', name, status)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
                     return _as_error(f'running "{name}" filter plugin', status, name)
@@ -1144,7 +1028,8 @@ class Framework:
             if prepare is not None:
                 try:
                     fn = prepare(state, pod)
-                except Exception:  # the plain filter then reports it, node by node
+                except Exception as exc:  # the plain filter then reports it, node by node
+                    self.fast_path_failed(name, "prepare_filter", exc)
                     fn = None
             if fn is None:
                 fn = functools.partial(filter_fn, state, pod)
@@ -1162,8 +1047,12 @@ class Framework:
             for name, fn in filters:
                 try:
                     status = fn(node_info)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(f'running "{name}" filter plugin', exc, name)
+                if status is not None and type(status) is not Status and not_status(status):
+                    return status_or_none(f'running "{name}" filter plugin', name, status)
                 if status is not None and status.code is not success:
                     if not status.is_rejected():
                         return _as_error(f'running "{name}" filter plugin', status, name)
@@ -1172,169 +1061,42 @@ class Framework:
 
         return run
 
+    # -- the batch engine (runtime/_batch.py) -------------------------------------------------
+
+    @property
+    def fast_paths(self) -> bool:
+        """Whether plugins' fast forms are used (see the ``fast_paths`` argument)."""
+        return self._fast_paths
+
+    def fast_path_failed(self, plugin: str, method: str, exc: BaseException) -> None:
+        """Count a fast form of ``plugin`` (``method``, see :mod:`schedframe.framework.batch`)
+        that raised; the runtime then runs the plugin's plain form. Logged at WARNING the first
+        time for each plugin and method, at DEBUG after that."""
+        key = (plugin, method)
+        count = self.fast_path_failures.get(key, 0) + 1
+        self.fast_path_failures[key] = count
+        log.log(
+            logging.WARNING if count == 1 else logging.DEBUG,
+            'fast form %s of plugin "%s" raised (%s); its plain form is used instead '
+            "(this is failure %d; set SCHEDFRAME_FAST_PATHS=0 to bisect)",
+            method,
+            plugin,
+            _failure_text(exc),
+            count,
+            exc_info=exc if count == 1 else None,
+        )
+
     def filter_batch(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns
     ) -> VerdictArray | None:
-        """Filter over every node of ``columns`` at once: a verdict per row.
-
-        Each Filter plugin PreFilter did not skip gives its batch verdicts (an optional
-        ``filter_batch(state, pod, columns)``; see :class:`schedframe.framework.NodeColumns`);
-        a node's verdict is the first one, in plugin order, that is not ``FILTER_PASS``, as
-        the per-node run stops at the first plugin that does not pass. A plugin without a batch
-        form, or declining this pod, leaves ``FILTER_CHECK`` on the nodes still passing. Nodes
-        with nominated pods are judged with those pods added (see
-        :meth:`filter_batch_with_deciders`). The caller runs :meth:`filter_function` on
-        ``FILTER_CHECK`` nodes, and :meth:`rejection_statuses` when it needs the statuses of
-        rejected ones.
-
-        Returns ``None`` when no plugin decided anything (the per-node path is then as fast).
-        """
-        found = self.filter_batch_with_deciders(state, pod, columns)
-        return None if found is None else found[0]
+        """:meth:`BatchEngine.filter_batch <schedframe.runtime._batch.BatchEngine.filter_batch>`."""
+        return self.batch.filter_batch(state, pod, columns)
 
     def filter_batch_with_deciders(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns
-    ) -> tuple[VerdictArray, DeciderArray, dict[int, tuple[fw.NodeColumns, int]]] | None:
-        """:meth:`filter_batch`, with the index (in :attr:`filter_plugins`) of the plugin
-        whose verdict each row got (``-1`` for rows every plugin passes), and the what-if
-        rows of nodes with nominated pods.
-
-        A node with nominated pods (of the pod's priority or higher) passes only if it passes
-        with those pods added too. When no PreFilter extension has state to update for them,
-        that second verdict comes from the batch verdicts over copies of those nodes with the
-        pods added; the third item maps such a node's row to ``(what-if columns, row)`` when
-        it is rejected that way (its status comes from there). Otherwise those nodes are
-        ``FILTER_CHECK``.
-        """
-        found = self._batch_verdicts(state, pod, columns)
-        if found is None:
-            return None
-        verdicts, deciders = found
-        what_if: dict[int, tuple[fw.NodeColumns, int]] = {}
-        nominated = self._nominator.nominated_node_names()
-        if nominated:
-            import numpy as np
-
-            index = columns.index
-            known = np.fromiter((index[name] for name in nominated if name in index), dtype=np.intp)
-            rows = known[verdicts[known] == fw.FILTER_PASS].tolist()
-            if rows:
-                self._nominated_verdicts(state, pod, columns, rows, verdicts, deciders, what_if)
-        return verdicts, deciders, what_if
-
-    def _batch_verdicts(
-        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
-    ) -> tuple[VerdictArray, DeciderArray] | None:
-        import numpy as np
-
-        skip = state.skip_filter_plugins
-        size = columns.size
-        verdicts: VerdictArray | None = None
-        deciders: DeciderArray = np.empty(size, dtype=np.int16)
-        deciders.fill(-1)
-        for k, (name, _, batch, _) in enumerate(self._batch_filters):
-            if skip and name in skip:
-                continue
-            result = None
-            if batch is not None:
-                try:
-                    result = batch(state, pod, columns)
-                except Exception:  # the plugin's filter reports it, node by node
-                    result = None
-                if result is not None and (
-                    getattr(result, "shape", None) != (size,)
-                    or getattr(result, "dtype", None) != np.int8
-                ):
-                    result = None
-            if verdicts is None:
-                if result is None:
-                    return None
-                verdicts = result.copy()
-                if verdicts.any():  # FILTER_PASS is 0: anything else was decided here
-                    deciders[verdicts != fw.FILTER_PASS] = k
-            elif result is None:
-                passing = verdicts == fw.FILTER_PASS
-                verdicts[passing] = fw.FILTER_CHECK
-                deciders[passing] = k
-            elif result.any():  # a result passing every node changes nothing
-                changed = (verdicts == fw.FILTER_PASS) & (result != fw.FILTER_PASS)
-                verdicts[changed] = result[changed]
-                deciders[changed] = k
-        if verdicts is None:  # no Filter plugin left after PreFilter's skips
-            verdicts = np.zeros(size, dtype=np.int8)
-        return verdicts, deciders
-
-    def _nominated_verdicts(
-        self,
-        state: CycleState,
-        pod: Pod,
-        columns: fw.NodeColumns,
-        rows: list[int],
-        verdicts: VerdictArray,
-        deciders: DeciderArray,
-        what_if: dict[int, tuple[fw.NodeColumns, int]],
-    ) -> None:
-        # Rows passing without nominated pods: decide them with those pods added.
-        skip = state.skip_filter_plugins
-        if any(name not in skip for name, _ in self._pre_filter_ext):
-            verdicts[rows] = fw.FILTER_CHECK  # AddPod would change the state: per node
-            return
-        priority = pod.priority
-        uid = pod.uid
-        all_names = columns.names
-        names = pick(all_names, rows)
-        bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
-        if callable(bulk):  # one call (one lock) for every node
-            by_node: dict[str, list[PodInfo]] = bulk(names)
-        else:
-            by_node = {name: self._nominator.nominated_pods_for_node(name) for name in names}
-        kept = self._nominated_adds_for(columns, priority)
-        entries = kept.entries
-        added_pods: list[Sequence[PodInfo]] = []
-        copied_rows: list[int] = []
-        all_kept = True  # every row's sums are in kept.sums
-        get = by_node.get
-        for row, name in zip(rows, names, strict=True):
-            infos = get(name)
-            if not infos:
-                continue
-            entry = entries.get(row)
-            if entry is None or entry[0] is not infos or uid in entry[1]:
-                entry = kept.count(row, infos, uid)
-                if entry[0] is not infos:  # the pod itself is nominated here: not kept
-                    all_kept = False
-            added = entry[2]
-            if added is None:
-                continue  # the per-node path runs the plain filters: the pass stands
-            added_pods.append(added)
-            copied_rows.append(row)
-        if not copied_rows:
-            return
-        what_if_columns = fw.NodeColumns.with_pods_added(
-            columns, copied_rows, added_pods, kept.sums[copied_rows] if all_kept else None
-        )
-        found = self._batch_verdicts(state, pod, what_if_columns)
-        if found is None:
-            verdicts[copied_rows] = fw.FILTER_CHECK
-            return
-        what_if_verdicts, what_if_deciders = found
-        import numpy as np
-
-        verdicts[copied_rows] = what_if_verdicts
-        deciders[copied_rows] = what_if_deciders
-        rejected = np.flatnonzero(what_if_verdicts == fw.FILTER_REJECT).tolist()
-        what_if.update((copied_rows[i], (what_if_columns, i)) for i in rejected)
-
-    def _nominated_adds_for(self, columns: fw.NodeColumns, priority: int) -> _NominatedAdds:
-        # The what-if sums kept for these columns and this priority: one set per priority
-        # seen lately (a few at most), each started anew with new columns.
-        by_priority = self._nominated_adds
-        if len(by_priority) > _KEPT_PRIORITIES:
-            by_priority.clear()
-        kept = by_priority.get(priority)
-        if kept is None or kept.columns is not columns:
-            kept = by_priority[priority] = _NominatedAdds(columns, priority)
-        return kept
+    ) -> BatchVerdicts | None:
+        """:meth:`BatchEngine.filter_batch_with_deciders`."""
+        return self.batch.filter_batch_with_deciders(state, pod, columns)
 
     def rejection_statuses(
         self,
@@ -1344,89 +1106,14 @@ class Framework:
         rows: RowArray,
         plugin_index: int,
     ) -> list[Status] | None:
-        """The statuses of ``rows``, which the batch verdicts say the filter plugin at
-        ``plugin_index`` rejects (every plugin before it passing them): what
-        :meth:`run_filter_plugins` gives those nodes.
-
-        A plugin may offer ``filter_batch_statuses(state, pod, columns, rows)`` (a status per
-        row, equal to its ``filter``); otherwise its ``filter`` runs on each. ``None`` when a
-        status is not a rejection after all (the caller then takes the per-node path).
-        """
-        name, filter_fn, _, batch = self._batch_filters[plugin_index]
-        statuses: Sequence[Status | None] | None = None
-        try:
-            if batch is not None:
-                statuses = batch(state, pod, columns, rows)
-            if statuses is None or len(statuses) != len(rows):
-                infos = columns.infos
-                statuses = [filter_fn(state, pod, infos[r]) for r in rows.tolist()]
-        except Exception:
-            return None
-        # Plugins share one Status among many nodes: check and name each object once.
-        distinct = dict(zip(map(id, statuses), statuses, strict=True))
-        stamped: dict[int, Status] = {}
-        for key, status in distinct.items():
-            if status is None or not status.is_rejected():
-                return None
-            stamped[key] = status if status.plugin == name else status.with_plugin(name)
-        return [stamped[key] for key in map(id, statuses)]
+        """:meth:`BatchEngine.rejection_statuses`."""
+        return self.batch.rejection_statuses(state, pod, columns, rows, plugin_index)
 
     def score_batch(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray
     ) -> IntArray | None:
-        """Score, NormalizeScore and weights over ``rows`` of ``columns``: the weighted totals.
-
-        Equal to the totals of :meth:`run_score_plugins` on the same nodes. A plugin's batch
-        forms (optional ``score_batch(state, pod, columns, rows)`` and
-        ``normalize_batch(state, pod, scores)``) are used when it has them, its per-node
-        methods otherwise. Returns ``None`` whenever anything is out of the ordinary (a plugin
-        raising or failing, a score out of range, a value beyond int64), so that
-        :meth:`run_score_plugins` reports it with its usual message.
-        """
-        import numpy as np
-
-        started = time.perf_counter()
-        try:
-            skip = state.skip_score_plugins
-            totals = np.zeros(len(rows), dtype=np.int64)
-            nodes: list[NodeInfo] | None = None
-            names: list[str] | None = None
-            for (name, score_fn, normalize_fn, weight, score_many), (_, batch, norm_batch) in zip(
-                self._score_fns, self._batch_scores, strict=True
-            ):
-                if skip and name in skip:
-                    continue
-                try:
-                    scores = batch(state, pod, columns, rows) if batch is not None else None
-                    if scores is None or getattr(scores, "shape", None) != (len(rows),):
-                        if nodes is None:
-                            infos = columns.infos
-                            nodes = [infos[r] for r in rows.tolist()]
-                        listed = score_many(state, pod, nodes) if score_many is not None else None
-                        if listed is None:
-                            listed = [score_fn(state, pod, ni) for ni in nodes]
-                        scores = np.array(listed, dtype=np.int64)
-                    if normalize_fn is not None:
-                        normalized = (
-                            norm_batch(state, pod, scores) if norm_batch is not None else None
-                        )
-                        if normalized is None or getattr(normalized, "shape", None) != (len(rows),):
-                            if names is None:
-                                names = [columns.names[r] for r in rows.tolist()]
-                            nsl = fw.NodeScoreList(list(names), scores.tolist())
-                            status = normalize_fn(state, pod, nsl)
-                            if status is not None and not status.is_success():
-                                return None
-                            normalized = np.array(nsl.scores, dtype=np.int64)
-                        scores = normalized
-                except Exception:
-                    return None
-                if len(scores) and _outside_score_range(scores):
-                    return None
-                totals += scores * weight
-            return totals
-        finally:
-            state.durations["Score"] = time.perf_counter() - started
+        """:meth:`BatchEngine.score_batch`."""
+        return self.batch.score_batch(state, pod, columns, rows)
 
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, node_to_status: fw.NodeToStatus
@@ -1446,8 +1133,16 @@ class Framework:
                 name = plugin.name
                 try:
                     r, status = plugin.post_filter(state, pod, node_to_status)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return None, _raised(f'running PostFilter plugin "{name}"', exc, name)
+                if not_instance(r, fw.PostFilterResult):
+                    detail = f"returned {describe(r)}, expected a PostFilterResult or None"
+                    return None, bad_result(f'running PostFilter plugin "{name}"', name, detail)
+                if not_status(status):
+                    detail = f"returned {describe(status)}, expected a Status or None"
+                    return None, bad_result(f'running PostFilter plugin "{name}"', name, detail)
                 if status is None or status.is_success():
                     return r, Status(Code.SUCCESS)
                 if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -1479,8 +1174,12 @@ class Framework:
                 name = plugin.name
                 try:
                     status = plugin.pre_score(state, pod, nodes)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(f'running PreScore plugin "{name}"', exc, name)
+                if not_status(status):
+                    return status_or_none(f'running PreScore plugin "{name}"', name, status)
                 if status is None or status.is_success():
                     continue
                 if status.is_skip():
@@ -1518,36 +1217,47 @@ class Framework:
                         try:
                             # The plugin's batch form, equal to the per-node list below.
                             scores = score_many(state, pod, nodes)
-                        except Exception:
-                            scores = None  # the per-node form reports it, node by node
+                        except Exception as exc:  # the per-node form reports it, node by node
+                            self.fast_path_failed(name, "score_many", exc)
+                            scores = None
                     if scores is None:
                         scores = [score_fn(state, pod, ni) for ni in nodes]
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return None, _raised(
                         f'running Score plugins: plugin "{name}" failed with',
                         exc,
                         name,
                         typed=False,
                     )
+                problem = check_scores(scores, len(nodes))
+                if problem is not None:
+                    prefix = f'running Score plugins: plugin "{name}" failed with'
+                    return None, bad_result(prefix, name, problem)
                 raw = list(scores) if keep_raw else None
                 if normalize_fn is not None:
                     nsl = fw.NodeScoreList(names, scores)
                     try:
                         status = normalize_fn(state, pod, nsl)
-                    except Exception as exc:
+                    except SHUTDOWN:
+                        raise
+                    except BaseException as exc:
                         return None, _raised(
                             f'running Normalize on Score plugins: plugin "{name}" failed with',
                             exc,
                             name,
                             typed=False,
                         )
+                    prefix = f'running Normalize on Score plugins: plugin "{name}" failed with'
+                    if not_status(status):
+                        return None, status_or_none(prefix, name, status)
                     if status is not None and not status.is_success():
-                        return None, _as_error(
-                            f'running Normalize on Score plugins: plugin "{name}" failed with',
-                            status,
-                            name,
-                        )
+                        return None, _as_error(prefix, status, name)
                     scores = nsl.scores
+                    problem = check_scores(scores, len(nodes))
+                    if problem is not None:
+                        return None, bad_result(prefix, name, problem)
                 by_plugin.append(PluginScores(name, weight, raw, scores))
             totals = [0] * len(nodes)
             for ps in by_plugin:
@@ -1592,8 +1302,12 @@ class Framework:
                 prefix = f'running Reserve plugin "{name}"'
                 try:
                     status = plugin.reserve(state, pod, node_name)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(prefix, exc, name)
+                if not_status(status):
+                    return status_or_none(prefix, name, status)
                 if status is not None and not status.is_success():
                     if status.is_rejected():
                         return status.with_plugin(name)
@@ -1604,11 +1318,16 @@ class Framework:
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve every Reserve plugin in *reverse* order; a failing one is logged and passed."""
+        shutdown: BaseException | None = None
         for plugin in reversed(self.reserve_plugins):
             try:
                 plugin.unreserve(state, pod, node_name)
-            except Exception:
+            except SHUTDOWN as exc:  # the remaining plugins still release the pod first
+                shutdown = shutdown or exc
+            except BaseException:
                 log.exception("Unreserve of plugin %s failed for pod %s", plugin.name, pod.key)
+        if shutdown is not None:
+            raise shutdown
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Permit: a rejection or error stops; any Wait parks the pod as a waiting pod.
@@ -1625,14 +1344,21 @@ class Framework:
                 prefix = f'running Permit plugin "{name}"'
                 try:
                     status = plugin.permit(state, pod, node_name)
-                except Exception as exc:
+                except SHUTDOWN:
+                    raise
+                except BaseException as exc:
                     return _raised(prefix, exc, name)
+                if not_status(status):
+                    return status_or_none(prefix, name, status)
                 if status is None or status.is_success():
                     continue
                 if status.is_rejected():
                     return status.with_plugin(name)
                 if status.is_wait():
-                    timeouts[name] = status.timeout if status.timeout is not None else 0.0
+                    timeout, problem = check_permit_timeout(status.timeout)
+                    if problem is not None:
+                        return bad_result(prefix, name, problem)
+                    timeouts[name] = timeout
                     continue
                 return _as_error(prefix, status, name)
             if timeouts:
@@ -1719,8 +1445,12 @@ class Framework:
             prefix = f'running PreBind plugin "{name}"'
             try:
                 status = plugin.pre_bind(state, pod, node_name)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and not status.is_success():
                 if status.is_rejected():
                     return status.with_plugin(name)
@@ -1735,8 +1465,12 @@ class Framework:
             prefix = f'running Bind plugin "{name}"'
             try:
                 status = plugin.bind(state, pod, node_name)
-            except Exception as exc:
+            except SHUTDOWN:
+                raise
+            except BaseException as exc:
                 return _raised(prefix, exc, name)
+            if not_status(status):
+                return status_or_none(prefix, name, status)
             if status is not None and status.is_skip():
                 continue
             if status is not None and not status.is_success():
@@ -1748,66 +1482,13 @@ class Framework:
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """PostBind: informational; a failing plugin is logged and the rest still run."""
+        shutdown: BaseException | None = None
         for plugin in self.post_bind_plugins:
             try:
                 plugin.post_bind(state, pod, node_name)
-            except Exception:
+            except SHUTDOWN as exc:
+                shutdown = shutdown or exc
+            except BaseException:
                 log.exception("PostBind of plugin %s failed for pod %s", plugin.name, pod.key)
-
-
-def _outside_score_range(scores: IntArray) -> bool:
-    """Whether a score lies outside ``[MIN_NODE_SCORE, MAX_NODE_SCORE]``: for int64 scores one
-    pass, as a negative number read as unsigned is beyond any score (MIN_NODE_SCORE is 0)."""
-    import numpy as np
-
-    if fw.MIN_NODE_SCORE == 0 and scores.dtype == np.int64:
-        return bool(scores.view(np.uint64).max() > fw.MAX_NODE_SCORE)
-    return bool(scores.min() < fw.MIN_NODE_SCORE or scores.max() > fw.MAX_NODE_SCORE)
-
-
-#: How many preemptor priorities Framework._nominated_verdicts keeps what-if sums for.
-_KEPT_PRIORITIES: Final = 8
-
-
-class _NominatedAdds:
-    """For :meth:`Framework._nominated_verdicts`: per row of one NodeColumns, the pods
-    nominated to its node that a preemptor of ``priority`` counts, and what they add to the
-    row, kept across scheduling cycles.
-
-    ``entries[row]`` is ``(the nominator's list it was worked out from, the uids of the pods
-    counted, those pods or None)``; it holds while the nominator hands out the same list (the
-    scheduling queue keeps a node's list until its nominated pods change) and the preemptor
-    is not one of the pods counted. ``sums[row]`` is then what the pods add, as
-    :meth:`NodeColumns.with_pods_added` takes it.
-    """
-
-    __slots__ = ("columns", "entries", "priority", "sums")
-
-    def __init__(self, columns: fw.NodeColumns, priority: int) -> None:
-        import numpy as np
-
-        self.columns = columns
-        self.priority = priority
-        self.entries: dict[
-            int, tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]
-        ] = {}
-        self.sums: IntArray = np.zeros((columns.size, 7), dtype=np.int64)
-
-    def count(
-        self, row: int, infos: Sequence[PodInfo], uid: str
-    ) -> tuple[Sequence[PodInfo], frozenset[str], Sequence[PodInfo] | None]:
-        """The entry of ``row`` for ``infos``, kept unless the pod ``uid`` is among the pods
-        counted (its entry, for this call only, then leaves it out and names no list)."""
-        priority = self.priority
-        counted = [info for info in infos if info.pod.priority >= priority]
-        uids = frozenset(info.pod.uid for info in counted)
-        if uid in uids:
-            others = [info for info in counted if info.pod.uid != uid]
-            return (), uids, others or None
-        # One pod a node is the usual case: the nominator's list itself is the group.
-        added = (infos if len(counted) == len(infos) else counted) or None
-        entry = (infos, uids, added)
-        self.entries[row] = entry
-        if added is not None:
-            self.sums[row] = _added_sums([added])[0]  # what the group adds to the row
-        return entry
+        if shutdown is not None:
+            raise shutdown

@@ -8,6 +8,7 @@ virtual time alike.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final, Protocol
@@ -62,8 +63,13 @@ class WaitingPod:
         self._status: Status | None = None
         self._callbacks: list[Callable[[Status], None]] = []
         self._pending: dict[str, Cancellable | None] = dict.fromkeys(plugin_timeouts)
+        #: The longest of the (capped) waits the plugins asked for, in seconds.
+        self.longest_wait = 0.0
         for plugin, timeout in plugin_timeouts.items():
+            if not 0 <= timeout < math.inf:  # NaN fails too
+                raise ValueError(f"plugin {plugin} asked to wait {timeout!r} seconds")
             wait = min(timeout, MAX_PERMIT_TIMEOUT)
+            self.longest_wait = max(self.longest_wait, wait)
             self._pending[plugin] = timers.call_later(wait, self._timeout_callback(plugin, wait))
 
     def _timeout_callback(self, plugin: str, wait: float) -> Callable[[], None]:

@@ -6,6 +6,7 @@ Upstream: ``pkg/scheduler`` (``scheduler.go``, ``schedule_one.go``, ``eventhandl
 from __future__ import annotations
 
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
+from schedframe.scheduler._fork import canonical_scheduler_state, fork_scheduler
 from schedframe.scheduler._schedule_one import (
     NodeScore,
     NoNodesAvailableError,
@@ -25,6 +26,8 @@ __all__ = [
     "Scheduler",
     "VirtualClock",
     "call_every",
+    "canonical_scheduler_state",
+    "fork_scheduler",
     "num_feasible_nodes_to_find",
     "select_host",
 ]

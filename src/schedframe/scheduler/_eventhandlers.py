@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from schedframe.framework import ActionType, ClusterEvent, EventResource
-from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
+from schedframe.objects import CustomObject, Namespace, Node, Pod, PodDisruptionBudget
 from schedframe.objects._resource import (
     DeviceClass,
     ResourceClaim,
@@ -29,6 +30,7 @@ from schedframe.objects._resource import (
 from schedframe.runtime import ClusterView
 
 if TYPE_CHECKING:
+    from schedframe.hooks._observers import Observers
     from schedframe.runtime import Framework
     from schedframe.scheduler._protocols import CacheLike, QueueLike, WatchEventLike
 
@@ -73,6 +75,30 @@ EVENT_NODE_DELETE: Final = ClusterEvent(EventResource.NODE, ActionType.DELETE)
 # --------------------------------------------------------------------------------------------
 # Which update is which event (upstream framework/events.go)
 # --------------------------------------------------------------------------------------------
+
+
+_ACTIONS: Final = {
+    "ADDED": ActionType.ADD,
+    "MODIFIED": ActionType.UPDATE,
+    "DELETED": ActionType.DELETE,
+}
+
+
+def _event_label(event_type: str, obj: object) -> str:
+    """Upstream's event label for metrics (``NodeAdd``, ``AssignedPodUpdate``,
+    ``UnschedulablePodDelete``); empty for kinds upstream does not time."""
+    action = _ACTIONS.get(event_type)
+    if action is None:
+        return ""
+    if isinstance(obj, Pod):
+        resource = (
+            EventResource.ASSIGNED_POD if obj.spec.node_name else EventResource.UNSCHEDULABLE_POD
+        )
+    elif isinstance(obj, Node):
+        resource = EventResource.NODE
+    else:
+        return ""
+    return ClusterEvent(resource, action).label()
 
 
 def _pod_scale_down(new: Pod, old: Pod) -> bool:
@@ -189,9 +215,10 @@ class PodStore:
 class LiveClusterView(ClusterView):
     """Namespaces and PodDisruptionBudgets as the backend's watch reports them."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind_watcher: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self._lock = threading.Lock()
+        self._kind_watcher = kind_watcher
         self._pdb_by_key: dict[str, PodDisruptionBudget] = {}
 
     def set_namespace(self, ns: Namespace) -> None:
@@ -207,6 +234,11 @@ class LiveClusterView(ClusterView):
         with self._lock:
             self._pdb_by_key[key] = pdb
             self._pdbs = list(self._pdb_by_key.values())
+
+    def on_lister_requested(self, kind: str) -> None:
+        """A plugin asked for ``kind``'s lister: a backend that watches kinds on demand starts."""
+        if self._kind_watcher is not None:
+            self._kind_watcher(kind)
 
     def delete_pdb(self, pdb: PodDisruptionBudget) -> None:
         key = f"{pdb.metadata.namespace}/{pdb.metadata.name}"
@@ -244,14 +276,26 @@ class EventHandlers:
         self.cluster = cluster
         self.pods = pods
 
+    #: Observer hooks told how long each event took (``schedframe_event_handled``).
+    observers: Observers | None = None
+
     def __call__(self, event: WatchEventLike) -> None:
+        started = time.perf_counter()
         try:
             self.dispatch(event.type, event.obj, event.old)
         except Exception:
             log.exception("handling %s event for %r failed", event.type, event.obj)
+        if self.observers is not None:
+            label = _event_label(event.type, event.obj)
+            if label:
+                self.observers.event_handled(event=label, seconds=time.perf_counter() - started)
 
     def dispatch(self, event_type: str, obj: object, old: object | None) -> None:
         """Route one event by object kind and type (``ADDED``/``MODIFIED``/``DELETED``)."""
+        if event_type == "DELETED":
+            self.cluster.objects.delete(obj)
+        else:
+            self.cluster.objects.set(obj)
         if isinstance(obj, Pod):
             if event_type == "ADDED":
                 self.add_pod(obj)
@@ -282,6 +326,8 @@ class EventHandlers:
             pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
         elif event_type != "DELETED" and self.cluster.workloads.set(obj):
             pass
+        elif isinstance(obj, CustomObject):
+            self.custom_object_event(event_type, obj, old)
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
 
@@ -298,6 +344,22 @@ class EventHandlers:
         if resource is not None:
             self.queue.move_all_to_active_or_backoff_queue(
                 ClusterEvent(resource, action), old, None if event_type == "DELETED" else obj, None
+            )
+
+    def custom_object_event(self, event_type: str, obj: CustomObject, old: object | None) -> None:
+        """A custom object changed: requeue the pods whose plugins registered the kind (the
+        event is ``ClusterEvent(kind, ADD|UPDATE|DELETE)``)."""
+        if event_type == "ADDED":
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.ADD), None, obj
+            )
+        elif event_type == "DELETED":
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.DELETE), obj, None
+            )
+        else:
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(obj.kind, ActionType.UPDATE), old, obj
             )
 
     def initial_sync(self, objects: Iterable[tuple[str, object]]) -> None:

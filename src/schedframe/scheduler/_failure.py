@@ -144,8 +144,7 @@ def handle_scheduling_failure(
         )
     )
     if status.is_rejected():
-        sched.notify(
-            "schedframe_pod_unschedulable",
+        sched.observers.pod_unschedulable(
             pod=qpi.pod,
             profile=fwk.profile_name,
             message=message,
@@ -153,9 +152,7 @@ def handle_scheduling_failure(
             attempts=qpi.attempts,
         )
     else:
-        sched.notify(
-            "schedframe_scheduling_error", pod=qpi.pod, profile=fwk.profile_name, message=message
-        )
+        sched.observers.scheduling_error(pod=qpi.pod, profile=fwk.profile_name, message=message)
 
     if err is None:
         return  # upstream: only tests get here (e.g. a Skip status from Bind)

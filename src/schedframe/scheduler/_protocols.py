@@ -8,14 +8,21 @@ scheduling loop uses, so the loop type-checks against the contract, not an imple
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from schedframe import framework as fw
     from schedframe.cache import Snapshot
-    from schedframe.objects import Pod, PodCondition
+    from schedframe.objects import ObjectReference, Pod, PodCondition
 
-__all__ = ["BackendLike", "CacheLike", "QueueLike", "SubscriptionLike", "WatchEventLike"]
+__all__ = [
+    "BackendLike",
+    "CacheLike",
+    "KindWatcher",
+    "QueueLike",
+    "SubscriptionLike",
+    "WatchEventLike",
+]
 
 
 class WatchEventLike(Protocol):
@@ -64,8 +71,18 @@ class BackendLike(Protocol):
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None: ...
+
+
+@runtime_checkable
+class KindWatcher(Protocol):
+    """A backend that watches a kind only once asked (the Kubernetes backend's custom kinds);
+    ``Handle.lister(kind)`` asks."""
+
+    def watch_kind(self, kind: str) -> None:
+        """Start watching ``kind`` if it is not watched yet."""
+        ...
 
 
 class CacheLike(Protocol):
@@ -141,6 +158,10 @@ class QueueLike(Protocol):
 
     def nominated_node_names(self) -> frozenset[str]: ...
 
+    def nominated_generation(self) -> int: ...
+
+    def nominated_generations(self, node_names: Iterable[str]) -> dict[str, int]: ...
+
     def pending_pods(self) -> list[Pod]: ...
 
     def active_pods(self) -> list[Pod]: ...
@@ -152,6 +173,8 @@ class QueueLike(Protocol):
     def has_active(self) -> bool: ...
 
     def next_wakeup(self) -> float | None: ...
+
+    def next_leftover_flush(self) -> float | None: ...
 
     def close(self) -> object: ...
 

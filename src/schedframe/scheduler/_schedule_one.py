@@ -26,7 +26,13 @@ import attrs
 
 from schedframe import framework as fw
 from schedframe._evolve import evolve
-from schedframe._rows import pick
+from schedframe.extender import (
+    ExtenderError,
+    HTTPExtender,
+    extender_scores,
+    extenders_binding,
+    find_nodes_that_pass_extenders,
+)
 from schedframe.framework import (
     Code,
     CycleState,
@@ -39,6 +45,7 @@ from schedframe.framework import (
     PodInfo,
     Status,
 )
+from schedframe.runtime._guard import SHUTDOWN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,8 +96,10 @@ class NoNodesAvailableError(Exception):
 class SchedulingStatusError(Exception):
     """A scheduling attempt failed with an error status (plugin error, cache error...)."""
 
-    def __init__(self, status: Status) -> None:
+    def __init__(self, status: Status, *, feasible_nodes: Sequence[NodeInfo] = ()) -> None:
         self.status = status
+        #: The nodes found feasible before a filter failed (they count in the rotation).
+        self.feasible_nodes = feasible_nodes
         super().__init__(status.message())
 
 
@@ -263,6 +272,8 @@ class _Found:
     evaluated: int
     rows: RowArray | None = None
     columns: fw.NodeColumns | None = None
+    #: The extenders already filtered ``feasible`` (the nominated node path).
+    extended: bool = False
 
 
 class Algorithm:
@@ -293,6 +304,8 @@ class Algorithm:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.update_snapshot = update_snapshot
         self.next_start_node_index = 0
+        #: The configured HTTP extenders (upstream ``Scheduler.Extenders``).
+        self.extenders: tuple[HTTPExtender, ...] = ()
         #: Filter and score over the snapshot's NumPy columns where plugins allow it (the
         #: batch path); ``False`` runs every node through the per-node path. Both give the
         #: same placements, the same rotation and the same messages.
@@ -318,7 +331,7 @@ class Algorithm:
         if num_nodes == 0:
             raise NoNodesAvailableError()
 
-        found = self._find_nodes(fwk, state, pod)
+        found = self._pass_extenders(pod, self._find_nodes(fwk, state, pod))
         feasible = found.feasible
         if not feasible:
             raise FitError(pod, num_nodes, found.diagnosis)
@@ -363,8 +376,26 @@ class Algorithm:
         When the pod fits somewhere the diagnosis may lack the statuses of rejected nodes (the
         batch path does not compute them); when it fits nowhere it has every one.
         """
-        found = self._find_nodes(fwk, state, pod)
+        found = self._pass_extenders(pod, self._find_nodes(fwk, state, pod))
         return found.feasible, found.diagnosis
+
+    def _pass_extenders(self, pod: Pod, found: _Found) -> _Found:
+        """Upstream ``findNodesThatPassExtenders`` after the plugins' filters. With extenders
+        the batch scoring path is left, as their scores join the per-node totals."""
+        if not self.extenders:
+            return found
+        feasible = found.feasible
+        if not found.extended and feasible:
+            feasible = self._extender_filter(pod, feasible, found.diagnosis)
+        return _Found(feasible, found.diagnosis, found.evaluated, extended=True)
+
+    def _extender_filter(
+        self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        try:
+            return find_nodes_that_pass_extenders(self.extenders, pod, feasible, diagnosis)
+        except ExtenderError as exc:
+            raise SchedulingStatusError(Status.from_error(exc)) from None
 
     def _find_nodes(self, fwk: Framework, state: CycleState, pod: Pod) -> _Found:
         diagnosis = Diagnosis()
@@ -394,7 +425,12 @@ class Algorithm:
                 )
                 feasible = []
             if feasible:
-                return _Found(feasible, diagnosis, len(feasible) + len(diagnosis.node_to_status))
+                return _Found(
+                    feasible,
+                    diagnosis,
+                    len(feasible) + len(diagnosis.node_to_status),
+                    extended=bool(self.extenders),
+                )
 
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and not pre_result.all_nodes():
@@ -411,7 +447,13 @@ class Algorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) {_go_list(sorted(plugins_with_nodes))}",
             )
-        elif self.batch and all_nodes and fwk.has_filter_plugins():
+        elif (
+            self.batch
+            and all_nodes
+            and fwk.has_filter_plugins()
+            and fwk.fast_paths
+            and not self.extenders
+        ):
             found = self._pass_filters_batch(fwk, state, pod, diagnosis)
             if found is not None:
                 return found
@@ -420,6 +462,10 @@ class Algorithm:
         processed = 0
         try:
             feasible_nodes = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        except SchedulingStatusError as exc:
+            # Upstream counts the feasible nodes found before the error too.
+            feasible_nodes = list(exc.feasible_nodes)
+            raise
         finally:
             # Always rotate, error or not, so every node gets its turn (upstream).
             processed = len(feasible_nodes) + len(diagnosis.node_to_status)
@@ -432,159 +478,49 @@ class Algorithm:
     def _pass_filters_batch(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
     ) -> _Found | None:
-        """:meth:`find_nodes_that_pass_filters` over all nodes, with the batch verdicts.
-
-        Nodes the batch verdicts pass are feasible and nodes they reject are skipped, without
-        a call per node; undecided nodes take the per-node path. The feasible nodes, their
-        order and the rotation are those of the per-node path. When no node is feasible,
-        every node's status is gathered into ``diagnosis`` (for the FitError and preemption),
-        rejected nodes' through :meth:`Framework.rejection_statuses`. ``None`` when the batch
-        path does not apply (the per-node path then runs).
-        """
-        import numpy as np
-
+        """:meth:`find_nodes_that_pass_filters` over all nodes, through the batch engine
+        (:meth:`BatchEngine.filter_rows <schedframe.runtime._batch.BatchEngine.filter_rows>`):
+        the same feasible nodes, in the same order, the same rotation and, when no node is
+        feasible, every node's status. ``None`` when the batch path does not apply (the
+        per-node path then runs)."""
         started = time.perf_counter()
         try:
             columns = self.snapshot.columns()
-            found = fwk.filter_batch_with_deciders(state, pod, columns)
-            if found is None:
-                return None
-            verdicts = found[0]
             n = columns.size
             num_to_find = self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
             if not fwk.has_score_plugins():
                 num_to_find = 1
             start = self.next_start_node_index % n
-            if not verdicts.any():  # FILTER_PASS is 0: every node passes (the usual case)
-                # The first num_to_find nodes from start on, a run of rows (wrapping round).
-                processed = min(num_to_find, n)
-                stop = start + processed
-                rows = np.arange(start, stop, dtype=np.intp)
-                if stop <= n:
-                    feasible = list(columns.infos[start:stop])
-                else:
-                    rows[rows >= n] -= n
-                    feasible = [*columns.infos[start:], *columns.infos[: stop - n]]
-                self.next_start_node_index = stop % n
-                return _Found(feasible, diagnosis, processed, rows, columns)
-            rotated = np.concatenate((verdicts[start:], verdicts[:start])) if start else verdicts
-            candidates = np.flatnonzero(rotated != fw.FILTER_REJECT)
-            head = candidates[:num_to_find]
-            infos = columns.infos
-            checked: dict[int, Status] = {}
-            if not len(candidates):
-                return self._diagnose_batch(fwk, state, pod, diagnosis, columns, found, checked)
-            if not (rotated[head] == fw.FILTER_CHECK).any():
-                positions = head
-                processed = int(head[-1]) + 1 if len(head) == num_to_find else n
-            else:
-                run = fwk.filter_function(state, pod)
-                kept: list[int] = []
-                processed = n
-                checks = rotated[candidates] == fw.FILTER_CHECK
-                for pos, check in zip(candidates.tolist(), checks.tolist(), strict=True):
-                    if check:
-                        row = pos + start - n if pos + start >= n else pos + start
-                        status = run(infos[row])
-                        if status is not None and status.code is not Code.SUCCESS:
-                            if status.code is Code.ERROR:
-                                # The per-node path rotates past the nodes before this one.
-                                self.next_start_node_index = (start + pos) % n
-                                raise SchedulingStatusError(status)
-                            checked[row] = status
-                            continue
-                    kept.append(pos)
-                    if len(kept) >= num_to_find:
-                        processed = pos + 1
-                        break
-                if not kept:
-                    return self._diagnose_batch(fwk, state, pod, diagnosis, columns, found, checked)
-                positions = np.array(kept, dtype=np.intp)
-            rows = positions + start
-            if start:
-                rows[rows >= n] -= n
-            self.next_start_node_index = (start + processed) % n
-            feasible = pick(infos, rows.tolist())
-            return _Found(feasible, diagnosis, processed, rows, columns)
+            found = fwk.batch.filter_rows(state, pod, columns, start, num_to_find)
+            if found is None:
+                return None
+            if found.error is not None:
+                # The per-node path rotates past the nodes before the failing one.
+                self.next_start_node_index = (start + found.processed) % n
+                raise SchedulingStatusError(found.error)
+            if found.statuses is not None:  # no node is feasible
+                diagnosis.node_to_status.update(found.statuses)
+                in_order = [status for _, status in found.statuses]
+                for status in dict(zip(map(id, in_order), in_order, strict=True)).values():
+                    add_plugin_status(diagnosis, status)  # once per distinct object, in order
+                # Every node was processed: the rotation moves by n, back to where it was.
+                return _Found([], diagnosis, n)
+            self.next_start_node_index = (start + found.processed) % n
+            return _Found(found.feasible, diagnosis, found.processed, found.rows, columns)
         finally:
             state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
                 time.perf_counter() - started
             )
-
-    def _diagnose_batch(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: Pod,
-        diagnosis: Diagnosis,
-        columns: fw.NodeColumns,
-        found: tuple[
-            npt.NDArray[np.int8], npt.NDArray[np.int16], dict[int, tuple[fw.NodeColumns, int]]
-        ],
-        checked: dict[int, Status],
-    ) -> _Found | None:
-        """No node is feasible: every node's status into ``diagnosis``, in the order the
-        per-node path visits them (``checked`` holds the undecided nodes' statuses already
-        found). ``None`` if a plugin's statuses contradict its batch verdicts."""
-        import numpy as np
-
-        verdicts, deciders, what_if = found
-        n = columns.size
-        statuses: dict[int, Status] = dict(checked)
-        rejected = verdicts == fw.FILTER_REJECT
-        # Nodes with nominated pods rejected without them: the per-node path reports the run
-        # with them added, which comes first there.
-        row_of = columns.index
-        known = np.fromiter(
-            (row_of[name] for name in fwk.nominator.nominated_node_names() if name in row_of),
-            dtype=np.intp,
-        )
-        for row in known[rejected[known]].tolist():
-            if row in what_if:
-                continue
-            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, columns.infos[row])
-            if status is None or not status.is_rejected():
-                return None
-            statuses[row] = status
-            rejected[row] = False
-        if what_if:
-            # Nodes rejected only with their nominated pods added: statuses from those copies.
-            what_if_rows = np.fromiter(what_if, dtype=np.intp, count=len(what_if))
-            rejected[what_if_rows] = False
-            what_if_deciders = deciders[what_if_rows]
-            for index in np.unique(what_if_deciders).tolist():
-                rows_of = what_if_rows[what_if_deciders == index].tolist()
-                copies = what_if[rows_of[0]][0]
-                at = np.array([what_if[row][1] for row in rows_of], dtype=np.intp)
-                got = fwk.rejection_statuses(state, pod, copies, at, index)
-                if got is None:
-                    return None
-                statuses.update(zip(rows_of, got, strict=True))
-        for index in np.unique(deciders[rejected]).tolist():
-            rows = np.flatnonzero(rejected & (deciders == index))
-            got = fwk.rejection_statuses(state, pod, columns, rows, index)
-            if got is None:
-                return None
-            statuses.update(zip(rows.tolist(), got, strict=True))
-        if len(statuses) != n:
-            return None
-        start = self.next_start_node_index % n
-        names = columns.names
-        node_to_status = diagnosis.node_to_status
-        order = [*range(start, n), *range(start)]
-        in_order = pick(statuses, order)
-        node_to_status.update(zip([*names[start:], *names[:start]], in_order, strict=True))
-        for status in dict(zip(map(id, in_order), in_order, strict=True)).values():
-            add_plugin_status(diagnosis, status)  # once per distinct object, first seen first
-        # Every node was processed: the rotation moves by n, back to where it was.
-        return _Found([], diagnosis, n)
 
     def evaluate_nominated_node(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
     ) -> list[NodeInfo]:
         """Upstream ``evaluateNominatedNode``: filter the nominated node alone."""
         node_info = self.snapshot.get(pod.status.nominated_node_name)
-        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node_info])
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node_info])
+        if self.extenders and feasible:
+            feasible = self._extender_filter(pod, feasible, diagnosis)
+        return feasible
 
     def find_nodes_that_pass_filters(
         self,
@@ -605,7 +541,9 @@ class Algorithm:
         if num_all == 0:
             return []
         num_to_find = self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all)
-        if not fwk.has_score_plugins():
+        if not fwk.has_score_plugins() and not any(
+            e.is_filter() or e.is_prioritizer() for e in self.extenders
+        ):
             num_to_find = 1
         start = self.next_start_node_index
 
@@ -639,7 +577,7 @@ class Algorithm:
                 time.perf_counter() - started
             )
         if error is not None:
-            raise SchedulingStatusError(error)
+            raise SchedulingStatusError(error, feasible_nodes=feasible)
         return feasible
 
     def prioritize_nodes(
@@ -649,12 +587,19 @@ class Algorithm:
 
         Without Score plugins every node scores 1.
         """
-        if not fwk.has_score_plugins():
+        if not fwk.has_score_plugins() and not self.extenders:
             return [n.name for n in nodes], [1] * len(nodes)
-        status = fwk.run_pre_score_plugins(state, pod, nodes)
-        if status is not None and not status.is_success():
-            raise SchedulingStatusError(status)
-        return self._score_nodes(fwk, state, pod, nodes)
+        if fwk.has_score_plugins():
+            status = fwk.run_pre_score_plugins(state, pod, nodes)
+            if status is not None and not status.is_success():
+                raise SchedulingStatusError(status)
+            names, totals = self._score_nodes(fwk, state, pod, nodes)
+        else:
+            names, totals = [n.name for n in nodes], [0] * len(nodes)
+        if self.extenders:
+            added = extender_scores(self.extenders, pod, nodes)
+            totals = [t + added.get(name, 0) for name, t in zip(names, totals, strict=True)]
+        return names, totals
 
     def _score_nodes(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -702,8 +647,7 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
     if status is not None and not status.is_success():
         sched.failure_handler(fwk, assumed_qpi, status, result.nominating_info, start)
         label = "unschedulable" if status.is_rejected() else "error"
-        sched.notify(
-            "schedframe_cycle_finished",
+        sched.observers.cycle_finished(
             pod=pod,
             profile=fwk.profile_name,
             result=label,
@@ -719,8 +663,7 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
             attempts=assumed_qpi.attempts,
         )
     )
-    sched.notify(
-        "schedframe_cycle_finished",
+    sched.observers.cycle_finished(
         pod=pod,
         profile=fwk.profile_name,
         result="scheduled",
@@ -770,6 +713,7 @@ def scheduling_cycle(
         if not fwk.has_post_filter_plugins():
             status = Status(Code.UNSCHEDULABLE, error=fit)
             return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, status
+        sched.observers.preemption_attempted(pod=pod, profile=fwk.profile_name)
         post_result, post_status = fwk.run_post_filter_plugins(
             state, pod, fit.diagnosis.node_to_status
         )
@@ -780,8 +724,7 @@ def scheduling_cycle(
         nominating = post_result.nominating_info if post_result is not None else None
         victims = sched.preemption_victims(pod.uid, state)
         if victims and nominating is not None and nominating.nominated_node_name:
-            sched.notify(
-                "schedframe_preemption",
+            sched.observers.preemption(
                 preemptor=pod,
                 node_name=nominating.nominated_node_name,
                 victims=victims,
@@ -816,15 +759,21 @@ def scheduling_cycle(
             Status.from_error(exc),
         )
 
-    reserve = fwk.run_reserve_plugins_reserve(state, assumed_pod, host)
-    if reserve is not None and not reserve.is_success():
-        fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
-        sched.forget(assumed_pod)
-        if reserve.is_rejected():
-            reserve = _rejection_fit_error(pod, host, reserve)
-        return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, reserve
+    try:
+        reserve = fwk.run_reserve_plugins_reserve(state, assumed_pod, host)
+        if reserve is not None and not reserve.is_success():
+            fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
+            sched.forget(assumed_pod)
+            if reserve.is_rejected():
+                reserve = _rejection_fit_error(pod, host, reserve)
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, reserve
 
-    permit = fwk.run_permit_plugins(state, assumed_pod, host)
+        permit = fwk.run_permit_plugins(state, assumed_pod, host)
+    except BaseException as exc:
+        # The runners turn a plugin's failure into a status; what still escapes is the
+        # process's shutdown or a bug. Either way the pod is released and requeued first.
+        _release_and_requeue(sched, state, fwk, assumed_qpi, host, exc, start)
+        raise
     if permit is not None and not permit.is_wait() and not permit.is_success():
         fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
         sched.forget(assumed_pod)
@@ -836,6 +785,26 @@ def scheduling_cycle(
         sched.queue.activate(list(state.pods_to_activate.values()))
         state.pods_to_activate.clear()
     return result, assumed_qpi, None
+
+
+def _release_and_requeue(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    assumed_qpi: fw.QueuedPodInfo,
+    host: str,
+    exc: BaseException,
+    start: float,
+) -> None:
+    """Unreserve, forget and requeue (error backoff) a pod whose scheduling cycle was cut short."""
+    assumed_pod = assumed_qpi.pod
+    log.error("scheduling cycle of pod %s interrupted: %r", assumed_pod.key, exc)
+    try:
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, host)
+    except BaseException:
+        log.exception("Unreserve of pod %s failed", assumed_pod.key)
+    sched.forget(assumed_pod)
+    sched.failure_handler(fwk, assumed_qpi, Status.from_error(exc), CLEAR_NOMINATED_NODE, start)
 
 
 def binding_cycle_start(
@@ -857,12 +826,16 @@ def binding_cycle_start(
 
     owner = threading.get_ident()
     registering = True
+    went_on = False
 
     def permitted(permit_status: Status | None) -> None:
+        nonlocal went_on
+
         def finish() -> None:
             binding_cycle_finish(sched, state, fwk, result, assumed_qpi, start, permit_status)
 
         if registering and threading.get_ident() == owner:
+            went_on = True
             finish()  # not waiting (or resolved at once): go on in this binding task
         else:
             # Resolved later, by a timer or by whoever allowed/rejected the pod: never run
@@ -871,11 +844,15 @@ def binding_cycle_start(
 
     try:
         fwk.when_permitted(assumed_qpi.pod, permitted)
-    except Exception as exc:
+    except SHUTDOWN:
+        raise  # from the binding cycle run in place, which already requeued the pod
+    except BaseException as exc:
         log.exception("waiting on permit for pod %s failed", assumed_qpi.pod.key)
         permitted(Status.from_error(exc))
     finally:
         registering = False
+    if not went_on:
+        sched.binding_cycle_parked()  # waiting on Permit holds no thread and no slot
 
 
 def nominate_for_expectation(
@@ -924,15 +901,69 @@ def binding_cycle_finish(
     start: float,
     permit_status: Status | None,
 ) -> None:
-    """The rest of upstream ``bindingCycle``, then ``handleBindingCycleError`` on failure."""
+    """The rest of upstream ``bindingCycle``, then ``handleBindingCycleError`` on failure.
+
+    Behind the leadership fence (:meth:`Scheduler.may_bind` false) the cycle is abandoned
+    instead: before PreBind, before Bind, or when a failure is seen after the fence closed.
+    A shutdown exception (``KeyboardInterrupt``, ``SystemExit``) from a plugin is re-raised once
+    the pod is handed back.
+    """
+    if not sched.may_bind():
+        abandon_binding_cycle(sched, state, fwk, assumed_qpi, result)
+        sched.binding_cycle_ended()
+        return
+    shutdown: BaseException | None = None
     try:
-        status = binding_cycle(sched, state, fwk, result, assumed_qpi, permit_status)
-    except Exception as exc:  # never lose the pod: an unexpected failure is an error status
-        log.exception("binding cycle of pod %s failed", assumed_qpi.pod.key)
-        status = Status.from_error(exc)
-    if status is not None and not status.is_success():
-        handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, status)
-    sched.binding_cycle_ended()
+        try:
+            status = binding_cycle(sched, state, fwk, result, assumed_qpi, permit_status)
+        except BaseException as exc:  # never lose the pod: an error status, then requeue
+            log.exception("binding cycle of pod %s failed", assumed_qpi.pod.key)
+            status = Status.from_error(exc)
+            if isinstance(exc, SHUTDOWN):
+                shutdown = exc  # the process is stopping: re-raised once the pod is requeued
+        if status is not None and not status.is_success():
+            if status is _ABANDONED or not sched.may_bind():
+                abandon_binding_cycle(sched, state, fwk, assumed_qpi, result)
+            else:
+                handle_binding_cycle_error(sched, state, fwk, assumed_qpi, start, result, status)
+    finally:
+        sched.binding_cycle_ended()
+    if shutdown is not None:
+        raise shutdown
+
+
+#: What :func:`binding_cycle` returns when the fence closed between PreBind and Bind.
+_ABANDONED: Final = Status(Code.ERROR, "binding abandoned: leadership lost or shutting down")
+
+
+def abandon_binding_cycle(
+    sched: Scheduler,
+    state: CycleState,
+    fwk: Framework,
+    qpi: fw.QueuedPodInfo,
+    result: ScheduleResult,
+) -> None:
+    """Drop a binding cycle behind the closed fence: unreserve, forget the assumed pod, hand
+    it back to the queue (nothing is lost should the fence open again), and write nothing: no
+    binding, status or event (the replica that holds the Lease schedules the pod)."""
+    assumed = qpi.pod
+    log.info("binding of pod %s abandoned (not the leader, or shutting down)", assumed.key)
+    try:
+        fwk.run_reserve_plugins_unreserve(state, assumed, result.suggested_host)
+    except Exception:
+        log.exception("unreserve of abandoned pod %s failed", assumed.key)
+    sched.forget(assumed)
+    cached = sched.pod_store.get(assumed.namespace, assumed.name)
+    if cached is not None and cached.uid == assumed.uid and not cached.spec.node_name:
+        qpi.pod_info = PodInfo(cached)
+        try:
+            sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+        except Exception:  # already queued again (an update re-added it): nothing is lost
+            log.debug("abandoned pod %s is already queued", assumed.key)
+    try:
+        sched.queue.done(assumed.uid)
+    except Exception:
+        log.exception("queue Done of abandoned pod %s failed", assumed.key)
 
 
 def binding_cycle(
@@ -961,6 +992,8 @@ def binding_cycle(
     status = fwk.run_pre_bind_plugins(state, assumed, host)
     if status is not None and not status.is_success():
         return status
+    if not sched.may_bind():
+        return _ABANDONED
     status = bind(sched, fwk, state, assumed, host)
     if status is not None and not status.is_success():
         return status
@@ -974,12 +1007,13 @@ def binding_cycle(
             attempts=assumed_qpi.attempts,
         )
     )
-    sched.notify(
-        "schedframe_pod_scheduled",
+    first = assumed_qpi.initial_attempt_timestamp
+    sched.observers.pod_scheduled(
         pod=assumed,
         node_name=host,
         profile=fwk.profile_name,
         attempts=assumed_qpi.attempts,
+        queued_seconds=None if first is None else sched.clock.now() - first,
     )
     fwk.run_post_bind_plugins(state, assumed, host)
     if state.pods_to_activate:
@@ -990,10 +1024,12 @@ def binding_cycle(
 def bind(
     sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str
 ) -> Status | None:
-    """Upstream ``bind`` + ``finishBinding`` (extenders are not supported)."""
+    """Upstream ``bind`` + ``finishBinding``: a binder extender first, else the Bind plugins."""
     status: Status | None
     try:
-        status = fwk.run_bind_plugins(state, assumed, host)
+        bound, status = extenders_binding(sched.algorithm.extenders, assumed, host)
+        if not bound:
+            status = fwk.run_bind_plugins(state, assumed, host)
     except Exception as exc:
         status = Status.from_error(exc)
     try:

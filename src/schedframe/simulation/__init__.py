@@ -20,7 +20,9 @@ spec (see :func:`load_workload`); plots need matplotlib (:func:`plot_simulation`
 
 from __future__ import annotations
 
+from schedframe.simulation._compare import Comparison, compare_scenario, pod_latencies
 from schedframe.simulation._engine import (
+    DEFAULT_MAX_VIRTUAL_TIME,
     Decision,
     PodRecord,
     Progress,
@@ -28,11 +30,29 @@ from schedframe.simulation._engine import (
     UsageChange,
     simulate,
 )
+from schedframe.simulation._fit import (
+    FitResult,
+    Victim,
+    cluster_scheduler,
+    expand_workload,
+    will_it_fit,
+)
 from schedframe.simulation._plot import (
     MATPLOTLIB_HINT,
     plot_scores,
     plot_simulation,
     plot_utilisation,
+)
+from schedframe.simulation._scenario import (
+    EVICTION_RETRY_SECONDS,
+    OPERATIONS,
+    Operation,
+    PodEvent,
+    Scenario,
+    ScenarioResult,
+    load_scenario,
+    run_scenario,
+    scenario_from_dict,
 )
 from schedframe.simulation._summary import (
     LATENCY_PERCENTILES,
@@ -42,6 +62,11 @@ from schedframe.simulation._summary import (
     summarize,
 )
 from schedframe.simulation._table import format_table
+from schedframe.simulation._whatif import (
+    Suggestion,
+    counterfactuals,
+    try_change,
+)
 from schedframe.simulation._workload import (
     ANNOTATION_ARRIVAL,
     ANNOTATION_DURATION,
@@ -53,8 +78,29 @@ from schedframe.simulation._workload import (
 )
 
 __all__ = [
+    "Comparison",
+    "compare_scenario",
+    "pod_latencies",
+    "Suggestion",
+    "counterfactuals",
+    "try_change",
+    "FitResult",
+    "Victim",
+    "cluster_scheduler",
+    "expand_workload",
+    "will_it_fit",
+    "EVICTION_RETRY_SECONDS",
+    "OPERATIONS",
+    "Operation",
+    "PodEvent",
+    "Scenario",
+    "ScenarioResult",
+    "load_scenario",
+    "run_scenario",
+    "scenario_from_dict",
     "ANNOTATION_ARRIVAL",
     "ANNOTATION_DURATION",
+    "DEFAULT_MAX_VIRTUAL_TIME",
     "LATENCY_PERCENTILES",
     "MATPLOTLIB_HINT",
     "Arrival",

@@ -25,6 +25,7 @@ from schedframe.errors import DUPLICATE, ConfigError, FieldIssue, ManifestError,
 from schedframe.framework import FitError
 from schedframe.hooks import impl
 from schedframe.objects import (
+    CustomObject,
     Namespace,
     Node,
     Pod,
@@ -43,17 +44,19 @@ from schedframe.objects._resource import (
 )
 from schedframe.scheduler import Scheduler, VirtualClock
 from schedframe.simulation._controllers import daemon_set_pods
-from schedframe.simulation._workload import Arrival, Workload, _controlled
+from schedframe.simulation._workload import MAX_SECONDS, Arrival, Workload, _controlled
 
 if TYPE_CHECKING:
     from schedframe import framework as fw
     from schedframe.backends import WatchEvent
     from schedframe.config import KubeSchedulerConfiguration
     from schedframe.explain import Explanation
+    from schedframe.metrics import SchedulerMetrics
     from schedframe.runtime import Framework, Registry
     from schedframe.simulation._summary import Summary
 
 __all__ = [
+    "DEFAULT_MAX_VIRTUAL_TIME",
     "Decision",
     "PodRecord",
     "Progress",
@@ -63,6 +66,9 @@ __all__ = [
 ]
 
 _DISRUPTION_TARGET = "DisruptionTarget"
+
+#: How far in virtual time :func:`simulate` runs at most unless told otherwise: one year.
+DEFAULT_MAX_VIRTUAL_TIME = 365 * 24 * 3600.0
 
 
 @attrs.frozen(kw_only=True)
@@ -225,6 +231,10 @@ class SimulationResult:
         captured_dra: for each captured pod, the DRA objects (DeviceClasses, ResourceSlices,
             ResourceClaims, templates) as that attempt saw them; the pod's own claims without
             the allocation the attempt itself made.
+        unsettled: why the run ended before the scenario settled, one sentence each (the
+            ``max_virtual_time`` limit reached with work left; pods that could not settle,
+            see :attr:`Scheduler.stalled_pods <schedframe.scheduler.Scheduler.stalled_pods>`);
+            empty when it ran to its natural end or to ``until``.
     """
 
     config: KubeSchedulerConfiguration
@@ -246,6 +256,7 @@ class SimulationResult:
     captured: Mapping[str, tuple[Pod, tuple[Pod, ...]]] = attrs.field(factory=dict)
     tie_breaks: Mapping[str, tuple[object, int]] = attrs.field(factory=dict)
     captured_dra: dict[str, tuple[object, ...]] = attrs.field(factory=dict)
+    unsettled: tuple[str, ...] = ()
 
     def placements(self) -> dict[str, str]:
         """``pod -> node`` of every workload pod that was bound (whatever happened later)."""
@@ -355,6 +366,8 @@ class _Engine:
         progress: Callable[[Progress], None] | None,
         progress_interval: float,
         capture: Iterable[str],
+        max_virtual_time: float = MAX_SECONDS,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         from schedframe.backends import MemoryBackend
         from schedframe.hooks import plugin_manager
@@ -363,6 +376,9 @@ class _Engine:
         self.registry = registry
         self.seed = seed
         self.until = until
+        self.max_virtual_time = max_virtual_time
+        self.unsettled: list[str] = []
+        self.stalled: set[str] = set()
         self.progress = progress
         self.progress_interval = progress_interval
         self.capture = set(capture)
@@ -409,7 +425,9 @@ class _Engine:
         self.listed = tuple(
             o
             for o in cluster
-            if isinstance(o, Service | ReplicationController | ReplicaSet | StatefulSet)
+            if isinstance(
+                o, Service | ReplicationController | ReplicaSet | StatefulSet | CustomObject
+            )
             # The DRA objects DynamicResources reads (claims from templates are made by the
             # memory backend's resourceclaim controller).
             or isinstance(o, DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate)
@@ -430,7 +448,8 @@ class _Engine:
             *self.initial_pods,
         ]
         self.backend = MemoryBackend(static, clock=self.clock)
-        pm = plugin_manager(load_entry_points=False)
+        # Installed observers (group schedframe.hooks) watch simulations too.
+        pm = plugin_manager()
         pm.register(self, name="schedframe-simulation")
         self.sched = _SimScheduler(
             config,
@@ -441,6 +460,8 @@ class _Engine:
             deterministic=True,
             hooks=pm,
         )
+        if metrics is not None:
+            metrics.attach(self.sched)
 
         self.decisions: list[Decision] = []
         self.usage: list[UsageChange] = []
@@ -494,13 +515,23 @@ class _Engine:
         try:
             while True:
                 self.clock.run_due()
-                self.sched.run_until_idle()
+                self._run_until_idle()
                 nxt = self._next_wakeup()
                 if nxt is None:
                     break
                 if self.until is not None and nxt > self.until:
                     self.clock.advance_to(self.until)
-                    self.sched.run_until_idle()
+                    self._run_until_idle()
+                    break
+                if nxt > self.max_virtual_time:
+                    self.clock.advance_to(self.max_virtual_time)
+                    self._run_until_idle()
+                    left = sum(1 for r in self.records.values() if not r.arrived)
+                    self.unsettled.append(
+                        f"stopped at the maximum virtual time of {self.max_virtual_time:g}s "
+                        f"with work left (next event at {nxt:g}s; {left} pod(s) not arrived "
+                        "yet); raise --max-virtual-time or set --until"
+                    )
                     break
                 self.clock.advance_to(nxt)
         finally:
@@ -533,6 +564,23 @@ class _Engine:
             captured=dict(self.captured),
             tie_breaks=dict(self.tie_breaks),
             captured_dra=dict(self.captured_dra),
+            unsettled=tuple(self.unsettled) + self._stalled_text(),
+        )
+
+    def _run_until_idle(self) -> None:
+        self.sched.run_until_idle()
+        self.stalled.update(self.sched.stalled_pods)
+
+    def _stalled_text(self) -> tuple[str, ...]:
+        """The pods some run gave up on and that were still not bound at the end."""
+        bound = {r.key for r in self.records.values() if r.bound_at is not None}
+        stuck = sorted(self.stalled - bound)
+        if not stuck:
+            return ()
+        shown = ", ".join(stuck[:10]) + (f" and {len(stuck) - 10} more" if len(stuck) > 10 else "")
+        return (
+            f"{len(stuck)} pod(s) could not settle (retried with no pod bound for a minute of "
+            f"virtual time, e.g. a Permit plugin that always waits or a persistent error): {shown}",
         )
 
     def _explain_never_attempted(self) -> None:
@@ -791,13 +839,16 @@ def simulate(
     progress: Callable[[Progress], None] | None = None,
     progress_interval: float = 0.5,
     capture: Iterable[str] = (),
+    max_virtual_time: float = DEFAULT_MAX_VIRTUAL_TIME,
+    metrics: SchedulerMetrics | None = None,
 ) -> SimulationResult:
     """Run a workload on a cluster with a real scheduler in deterministic virtual time.
 
     Args:
         cluster: Nodes, Namespaces, PodDisruptionBudgets and Pods; PriorityClasses (every
             pod goes through Priority admission); Services, ReplicationControllers,
-            ReplicaSets and StatefulSets (default spreading's selectors). Other objects
+            ReplicaSets and StatefulSets (default spreading's selectors); objects of declared
+            custom kinds (what plugins list, PodGroups, ElasticQuotas). Other objects
             (Deployments, Jobs, DaemonSets of a dump: their pods are in it) are ignored. Pods
             with ``spec.nodeName`` are already running; unbound ones arrive at time 0;
             Succeeded and Failed ones are left out, as the scheduler never sees them.
@@ -814,6 +865,14 @@ def simulate(
         progress_interval: wall seconds between progress calls.
         capture: ``namespace/name`` of pods whose first attempt should be explainable
             afterwards with :meth:`SimulationResult.explain`.
+        max_virtual_time: never run past this virtual time (seconds, default
+            :data:`DEFAULT_MAX_VIRTUAL_TIME`, one year; at most ``1e10``, about 317 years, as
+            objects carry datetimes); a run stopped by it says so in
+            :attr:`SimulationResult.unsettled`.
+        metrics: upstream's scheduler metrics to feed (``schedframe[metrics]``); read them
+            with :meth:`~schedframe.metrics.SchedulerMetrics.exposition` after the run.
+            Observers installed in the ``schedframe.hooks`` entry-point group are loaded too
+            (unless ``SCHEDFRAME_DISABLE_HOOK_AUTOLOAD`` is set).
 
     Returns:
         The :class:`SimulationResult`; the same inputs always give the same result (wall
@@ -828,6 +887,10 @@ def simulate(
     """
     from schedframe.config import KubeSchedulerConfiguration, load_config
     from schedframe.runtime import Registry
+
+    for name, limit in (("until", until), ("max_virtual_time", max_virtual_time)):
+        if limit is not None and not 0 <= limit <= MAX_SECONDS:
+            raise ValueError(f"{name} must be between 0 and {MAX_SECONDS:g} seconds, not {limit!r}")
 
     source = (
         None
@@ -849,6 +912,8 @@ def simulate(
             progress=progress,
             progress_interval=progress_interval,
             capture=capture,
+            max_virtual_time=max_virtual_time,
+            metrics=metrics,
         )
     except ConfigError as exc:
         if exc.source is None and source is not None:

@@ -43,8 +43,10 @@ import heapq
 import math
 import os
 import random
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -56,6 +58,7 @@ from schedframe.errors import (
     UNSUPPORTED,
     FieldIssue,
     ManifestError,
+    ManifestWarning,
 )
 from schedframe.objects import (
     DaemonSet,
@@ -71,9 +74,14 @@ from schedframe.objects import (
 )
 from schedframe.simulation._controllers import controller_pods
 
+if TYPE_CHECKING:
+    from schedframe.objects._codec import Validate
+
 __all__ = [
     "ANNOTATION_ARRIVAL",
     "ANNOTATION_DURATION",
+    "MAX_COUNT",
+    "MAX_SECONDS",
     "Arrival",
     "Workload",
     "generate_workload",
@@ -85,6 +93,12 @@ __all__ = [
 ANNOTATION_ARRIVAL = "schedframe.io/arrival"
 #: Pod annotation: seconds the pod runs once bound, then completes (manifest workloads).
 ANNOTATION_DURATION = "schedframe.io/duration"
+#: The longest time a workload may name (arrival, gap, duration), in seconds: about 317
+#: years. Virtual time starts at the epoch and objects carry datetimes, which end in 9999;
+#: this also bounds ``rate`` from below (``1 / MAX_SECONDS``).
+MAX_SECONDS = 1e10
+#: The most pods one workload group may ask for.
+MAX_COUNT = 1_000_000
 
 _SPEC_KIND = "Workload"
 _SPEC_API_VERSION = "schedframe.io/v1alpha1"
@@ -163,13 +177,13 @@ def _seconds_annotation(pod: Pod, key: str, issues: list[FieldIssue]) -> float |
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value < 0:
+    if not math.isfinite(value) or value < 0 or value > MAX_SECONDS:
         issues.append(
             FieldIssue(
                 path=f"metadata.annotations[{key}]",
                 kind=INVALID,
                 value=raw,
-                detail="must be a non-negative number of seconds",
+                detail=f"must be a non-negative number of seconds, at most {MAX_SECONDS:g}",
             )
         )
         return None
@@ -221,7 +235,14 @@ class _Issues:
                 self.add(f"{base}.{key}" if base else str(key), UNKNOWN_FIELD)
 
     def number(
-        self, d: Mapping[str, object], key: str, path: str, *, minimum: float, strict: bool
+        self,
+        d: Mapping[str, object],
+        key: str,
+        path: str,
+        *,
+        minimum: float,
+        strict: bool,
+        maximum: float = MAX_SECONDS,
     ) -> float | None:
         value = d.get(key)
         if value is None:
@@ -229,11 +250,18 @@ class _Issues:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.add(path, INVALID, "must be a number", value)
             return None
-        if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond any float
+            number = math.inf
+        if not math.isfinite(number) or number < minimum or (strict and number == minimum):
             relation = "greater than" if strict else "at least"
             self.add(path, INVALID, f"must be {relation} {minimum:g}", value)
             return None
-        return float(value)
+        if number > maximum:
+            self.add(path, INVALID, f"must be at most {maximum:g}", value)
+            return None
+        return number
 
 
 @attrs.frozen
@@ -247,7 +275,9 @@ class _Group:
     template: Pod
 
 
-def _group(issues: _Issues, raw: object, path: str, source: str) -> _Group | None:
+def _group(
+    issues: _Issues, raw: object, path: str, source: str, validate: Validate = "strict"
+) -> _Group | None:
     if not isinstance(raw, Mapping):
         issues.add(path, INVALID, "must be a mapping", _describe(raw))
         return None
@@ -261,6 +291,8 @@ def _group(issues: _Issues, raw: object, path: str, source: str) -> _Group | Non
     count = raw.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         issues.add(f"{path}.count", INVALID, "must be a non-negative integer", count)
+    elif count > MAX_COUNT:
+        issues.add(f"{path}.count", INVALID, f"must be at most {MAX_COUNT}", count)
 
     at, every, rate = 0.0, None, None
     arrival = raw.get("arrival")
@@ -272,7 +304,9 @@ def _group(issues: _Issues, raw: object, path: str, source: str) -> _Group | Non
             issues.unknown(arrival, ("at", "every", "rate"), apath)
             at = issues.number(arrival, "at", f"{apath}.at", minimum=0, strict=False) or 0.0
             every = issues.number(arrival, "every", f"{apath}.every", minimum=0, strict=False)
-            rate = issues.number(arrival, "rate", f"{apath}.rate", minimum=0, strict=True)
+            rate = issues.number(
+                arrival, "rate", f"{apath}.rate", minimum=1 / MAX_SECONDS, strict=False
+            )
             if "every" in arrival and "rate" in arrival:
                 issues.add(apath, INVALID, "set either every or rate, not both")
 
@@ -309,9 +343,17 @@ def _group(issues: _Issues, raw: object, path: str, source: str) -> _Group | Non
         if isinstance(meta, Mapping):
             doc["metadata"] = {**meta, "name": meta.get("name") or str(name or "pod")}
         try:
-            pod = pod_from_dict(doc)
+            pod = pod_from_dict(doc, validate="ignore" if validate == "ignore" else "strict")
         except ManifestError as exc:
-            issues.items.extend(i.with_prefix(tpath) for i in exc.issues)
+            found = [i.with_prefix(tpath) for i in exc.issues]
+            if validate == "warn":
+                for issue in found:
+                    if issue.kind == UNKNOWN_FIELD:
+                        warnings.warn(ManifestWarning(f"{source}: {issue}"), stacklevel=2)
+                found = [i for i in found if i.kind != UNKNOWN_FIELD]
+                if not found:
+                    pod = pod_from_dict(doc, validate="ignore")
+            issues.items.extend(found)
     if len(issues.items) > before or pod is None:
         return None
     assert isinstance(name, str) and isinstance(count, int)
@@ -328,7 +370,9 @@ def _named(template: Pod, name: str) -> Pod:
     return attrs.evolve(template, metadata=meta)
 
 
-def generate_workload(spec: Mapping[str, object], *, source: str = "<workload>") -> Workload:
+def generate_workload(
+    spec: Mapping[str, object], *, source: str = "<workload>", validate: Validate = "strict"
+) -> Workload:
     """Expand a generator spec (see the module documentation) into arrivals.
 
     Random arrivals (``rate``) and durations (``{min, max}``) come from
@@ -359,7 +403,7 @@ def generate_workload(spec: Mapping[str, object], *, source: str = "<workload>")
     else:
         seen: dict[str, int] = {}
         for i, raw in enumerate(raw_groups):
-            group = _group(issues, raw, f"pods[{i}]", source)
+            group = _group(issues, raw, f"pods[{i}]", source, validate)
             if group is None:
                 continue
             if group.name in seen:
@@ -427,9 +471,12 @@ def _spec_document(path: Path) -> Mapping[str, object] | None:
     return None
 
 
-def load_workload(source: str | os.PathLike[str]) -> Workload:
+def load_workload(source: str | os.PathLike[str], *, validate: Validate = "strict") -> Workload:
     """Read a workload: a generator spec file, or Pod and workload object manifests (a
     file or a folder).
+
+    ``validate`` treats unknown fields in the Pods (and in a spec's templates) as
+    :func:`~schedframe.objects.load_manifests` does.
 
     Raises:
         ManifestError: naming the file, the field path and what was expected.
@@ -437,12 +484,12 @@ def load_workload(source: str | os.PathLike[str]) -> Workload:
     path = Path(source)
     spec = _spec_document(path)
     if spec is not None:
-        return generate_workload(spec, source=str(path))
+        return generate_workload(spec, source=str(path), validate=validate)
     pods: list[Pod] = []
     later: list[Workload] = []
     objects: list[object] = []
     daemon_sets: list[DaemonSet] = []
-    for obj in load_manifests(path):
+    for obj in load_manifests(path, validate=validate):
         if isinstance(obj, Pod):
             pods.append(obj)
         elif isinstance(obj, DaemonSet):

@@ -15,6 +15,9 @@ imported when first used, so ``import schedframe.testing`` costs nothing:
 * :mod:`~schedframe.testing.queue` — seams into a scheduling queue (put an entry straight
   into the activeQ, the backoffQ or the pool; drain completed backoffs; where is a pod), for
   porting upstream's queue test tables;
+* :mod:`~schedframe.testing.extender` — :class:`~schedframe.testing.extender.ExtenderServer`,
+  a scheduler extender on 127.0.0.1 speaking upstream's extender/v1 JSON, with faults on
+  demand (timeouts, HTTP 500, garbage replies);
 * :mod:`~schedframe.testing.conformance` —
   :func:`~schedframe.testing.conformance.check_plugin`, the conformance suite a plugin
   package runs in one line.
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
         builders,
         conformance,
         deterministic,
+        extender,
         harness,
         invariants,
         queue,
@@ -41,6 +45,7 @@ __all__ = [
     "builders",
     "conformance",
     "deterministic",
+    "extender",
     "harness",
     "invariants",
     "queue",

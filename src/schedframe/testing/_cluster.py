@@ -30,6 +30,8 @@ class Cluster:
         pending: pods not scheduled yet.
         namespaces: the namespaces the pods live in.
         pdbs: PodDisruptionBudgets over the running pods.
+        custom: other objects the cluster holds (custom objects plugins list through
+            ``Handle.lister``); created before the pods.
     """
 
     nodes: tuple[Node, ...] = ()
@@ -37,6 +39,7 @@ class Cluster:
     pending: tuple[Pod, ...] = ()
     namespaces: tuple[Namespace, ...] = ()
     pdbs: tuple[PodDisruptionBudget, ...] = ()
+    custom: tuple[object, ...] = ()
 
     def objects(self) -> list[Namespace | Node | PodDisruptionBudget | Pod]:
         """Every object, in the order an API server would need them created."""
@@ -55,7 +58,8 @@ class Cluster:
         """A new :class:`~schedframe.backends.MemoryBackend` holding every object."""
         from schedframe.backends import MemoryBackend
 
-        return MemoryBackend(self.objects(), clock=clock)
+        objects = [*self.namespaces, *self.nodes, *self.pdbs, *self.custom]
+        return MemoryBackend([*objects, *self.pods, *self.pending], clock=clock)
 
     def node(self, name: str) -> Node:
         """The node called ``name``.

@@ -51,6 +51,7 @@ from schedframe.objects import (
     PodStatus,
     PreferredSchedulingTerm,
     ResourceList,
+    ResourceRequirements,
     Taint,
     Toleration,
     TopologySpreadConstraint,
@@ -68,6 +69,7 @@ __all__ = [
     "NodeWrapper",
     "PdbWrapper",
     "PodWrapper",
+    "lenient_from_dict",
     "make_namespace",
     "make_node",
     "make_pdb",
@@ -128,6 +130,7 @@ class PodWrapper:
         self._containers: list[Container] = []
         self._init_containers: list[Container] = []
         self._overhead: dict[str, int] = {}
+        self._pod_resources: ResourceRequirements | None = None
         self._node_name = ""
         self._scheduler_name = _DEFAULT_SCHEDULER_NAME
         self._priority: int | None = None
@@ -264,6 +267,28 @@ class PodWrapper:
     ) -> PodWrapper:
         """Set the pod overhead (RuntimeClass)."""
         self._overhead = resources(amounts, **named)
+        return self
+
+    def pod_req(
+        self, amounts: Mapping[str, Amount] | None = None, /, **named: Amount
+    ) -> PodWrapper:
+        """Set pod-level requests (``spec.resources.requests``; cpu, memory, hugepages)."""
+        limits = {} if self._pod_resources is None else self._pod_resources.limits
+        self._pod_resources = ResourceRequirements(
+            requests=resources(amounts, **named), limits=limits
+        )
+        return self
+
+    def pod_lim(
+        self, amounts: Mapping[str, Amount] | None = None, /, **named: Amount
+    ) -> PodWrapper:
+        """Set pod-level limits (``spec.resources.limits``); a limit without a request is
+        also the request, as the API server defaults it."""
+        limits = resources(amounts, **named)
+        requests = {} if self._pod_resources is None else dict(self._pod_resources.requests)
+        for name, amount in limits.items():
+            requests.setdefault(name, amount)
+        self._pod_resources = ResourceRequirements(requests=requests, limits=limits)
         return self
 
     def host_port(self, port: int, *, protocol: str = "TCP", host_ip: str = "") -> PodWrapper:
@@ -540,6 +565,7 @@ class PodWrapper:
                 containers=tuple(self._containers),
                 init_containers=tuple(self._init_containers),
                 overhead=dict(self._overhead),
+                resources=self._pod_resources,
                 topology_spread_constraints=tuple(self._spread),
                 scheduling_gates=tuple(self._gates),
                 host_network=self._host_network,
@@ -767,6 +793,20 @@ def make_namespace(name: str) -> NamespaceWrapper:
 def make_pdb(name: str) -> PdbWrapper:
     """Start building a PodDisruptionBudget selecting every pod of its namespace."""
     return PdbWrapper(name)
+
+
+def lenient_from_dict(d: Mapping[str, object]) -> object:
+    """Decode a Kubernetes dict as :func:`schedframe.objects.from_dict` does, but without
+    the API server's part: no unknown-field check and no create-time validation.
+
+    For tests that build objects the way upstream's unit tests do, straight into the
+    scheduler without an API server (a negative request, a fractional extended resource, a
+    name with capitals). A field of the wrong type is still a
+    :class:`~schedframe.errors.ManifestError`: the object could not be built at all.
+    """
+    from schedframe.objects._codec import _from_dict_lenient
+
+    return _from_dict_lenient(d)
 
 
 def _container(

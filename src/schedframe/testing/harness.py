@@ -25,6 +25,7 @@ from schedframe.config import Profile, decode_args
 from schedframe.framework import Code, CycleState, Status
 from schedframe.objects import Namespace, Node, Pod, PodDisruptionBudget
 from schedframe.runtime import Framework, PluginFactory, Registry
+from schedframe.runtime import _cycle as cycle
 from schedframe.scheduler import VirtualClock
 from schedframe.testing._cluster import Cluster
 
@@ -257,45 +258,38 @@ def run_plugins(
         seed=seed,
     )
     names = tuple(ni.name for ni in snapshot.list())
-    state = CycleState()
-    pre_result, pre_status, _ = fwk.run_pre_filter_plugins(state, pod)
-    if pre_status is not None and pre_status.is_success():
-        pre_status = None
-    allowed = None if pre_result is None or pre_result.node_names is None else pre_result.node_names
+    pre = cycle.pre_filter(fwk, pod)
+    state = pre.state
+    pre_status = pre.status
+    pre_result = pre.result
+    allowed = pre.narrowed
     excluded = tuple(n for n in names if allowed is not None and n not in allowed)
     verdicts: dict[str, dict[str, Status | None]] = {}
     feasible: list[str] = []
-    if pre_status is None:
-        skip = state.skip_filter_plugins
-        for info in snapshot.list():
-            if info.name in excluded:
-                continue
-            per: dict[str, Status | None] = {}
-            for plugin in fwk.filter_plugins:
-                if plugin.name in skip:
-                    continue
-                per[plugin.name] = _filter_one(plugin, state, pod, info)
-            verdicts[info.name] = per
-            if all(s is None or s.is_success() for s in per.values()):
-                feasible.append(info.name)
+    for info in snapshot.list():
+        if not pre.allows(info.name):
+            continue
+        per = cycle.filter_each_plugin(fwk, pre, pod, info)
+        verdicts[info.name] = per
+        if all(s is None or s.is_success() for s in per.values()):
+            feasible.append(info.name)
     raw: dict[str, dict[str, int]] = {}
     scores: dict[str, dict[str, int]] = {}
     totals: dict[str, int] = {}
     pre_score_status: Status | None = None
     score_status: Status | None = None
     if feasible and fwk.score_plugins:
-        infos = [snapshot.get(n) for n in feasible]
-        pre_score_status = fwk.run_pre_score_plugins(state, pod, infos)
-        if pre_score_status is None:
-            node_scores, score_status = fwk.run_score_plugins(state, pod, infos, keep_raw=True)
-            if node_scores is not None:
-                for i, n in enumerate(node_scores.names):
-                    totals[n] = node_scores.totals[i]
-                    raw[n] = {}
-                    scores[n] = {}
-                    for ps in node_scores.by_plugin:
-                        raw[n][ps.plugin] = ps.raw[i] if ps.raw is not None else ps.normalized[i]
-                        scores[n][ps.plugin] = ps.normalized[i]
+        scored = cycle.score_nodes(fwk, state, pod, [snapshot.get(n) for n in feasible])
+        pre_score_status, score_status = scored.pre_score_status, scored.status
+        node_scores = scored.scores
+        if node_scores is not None:
+            for i, n in enumerate(node_scores.names):
+                totals[n] = node_scores.totals[i]
+                raw[n] = {}
+                scores[n] = {}
+                for ps in node_scores.by_plugin:
+                    raw[n][ps.plugin] = ps.raw[i] if ps.raw is not None else ps.normalized[i]
+                    scores[n][ps.plugin] = ps.normalized[i]
     return HarnessResult(
         pod=pod,
         nodes=names,
@@ -315,20 +309,3 @@ def run_plugins(
         framework=fwk,
         state=state,
     )
-
-
-def _filter_one(
-    plugin: fw.FilterPlugin, state: CycleState, pod: Pod, info: fw.NodeInfo
-) -> Status | None:
-    # The framework's per-plugin rules (RunFilterPlugins), for one plugin alone.
-    name = plugin.name
-    prefix = f'running "{name}" filter plugin'
-    try:
-        status = plugin.filter(state, pod, info)
-    except Exception as exc:
-        return Status(Code.ERROR, f"{prefix}: {type(exc).__name__}: {exc}", error=exc, plugin=name)
-    if status is None or status.is_success():
-        return None
-    if not status.is_rejected():
-        return Status(Code.ERROR, f"{prefix}: {status.message() or status.code}", plugin=name)
-    return status.with_plugin(name)

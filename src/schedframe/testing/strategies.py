@@ -15,6 +15,10 @@ actually meet, and small by default so failures shrink to something readable::
 
 After the ``hypothesis`` entry point ran (it does when hypothesis is imported and schedframe
 is installed), ``st.from_type(Pod)`` and friends use these strategies.
+
+Over 1,000 lines on purpose: it is one public module of many small strategies (one per object
+kind and part) that are built from one another and share the same small vocabularies; split,
+each part would import most of the others.
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ from schedframe.objects import (
     WeightedPodAffinityTerm,
     resource_quantity,
 )
+from schedframe.objects._apivalidation import is_overcommit_allowed
 from schedframe.testing._cluster import Cluster
 from schedframe.testing._fit import fits_on, reserve_on
 from schedframe.testing.builders import LABEL_HOSTNAME as _LABEL_HOSTNAME
@@ -632,7 +637,8 @@ def containers(
     host_ports: _Strategy[tuple[int, ...]] | None = None,
     limits_equal_requests: _Strategy[bool] | None = None,
 ) -> _Strategy[Container]:
-    """Containers with requests (limits equal to them, or none) and optional host ports.
+    """Containers with requests (limits equal to them, or only for the resources that may not
+    be overcommitted) and optional host ports.
 
     Requires the hypothesis package to be installed.
     """
@@ -656,7 +662,11 @@ def containers(
             name=draw(names_),
             image=draw(images_),
             requests=reqs,
-            limits=dict(reqs) if limited else {},
+            # Extended resources and hugepages may not be overcommitted: the API server
+            # wants their limit, equal to the request.
+            limits=dict(reqs)
+            if limited
+            else {n: v for n, v in reqs.items() if not is_overcommit_allowed(n)},
             ports=tuple(ContainerPort(container_port=p, host_port=p) for p in draw(ports)),
         )
 

@@ -131,7 +131,7 @@ def test_nested_args_decode() -> None:
         FitArgs,
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "NodeResourcesFitArgs",
+            "kind": "FitArgs",  # the args class's name, as upstream's kinds are
             "ignoredResources": ["example.com/a"],
             "scoringStrategy": {
                 "type": "RequestedToCapacityRatio",
@@ -457,3 +457,24 @@ def test_unsupported_field_type_is_a_programming_error() -> None:
 
     with pytest.raises(TypeError, match="cannot decode a field of type"):
         decode_args(Odd, {"values": [1]}, path=PATH)
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        (
+            {"apiVersion": "v1"},
+            'p.args.apiVersion: Unsupported value: "v1": supported values: '
+            '"kubescheduler.config.k8s.io/v1"',
+        ),
+        (
+            {"kind": "NodeAffinityArgs"},
+            'p.args.kind: Unsupported value: "NodeAffinityArgs": supported values: "FitArgs"',
+        ),
+        ({"kind": 3}, 'p.args.kind: Unsupported value: 3: supported values: "FitArgs"'),
+    ],
+)
+def test_args_type_meta_must_name_the_args_type(meta: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        decode_args(FitArgs, meta, path="p.args")
+    assert str(info.value) == message

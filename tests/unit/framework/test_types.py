@@ -9,6 +9,7 @@ from schedframe.objects import Pod, node_from_dict, pod_from_dict
 def pod(
     name: str, ns: str = "default", labels: dict[str, str] | None = None, **spec: object
 ) -> Pod:
+    spec.setdefault("containers", [{"name": "c"}])
     return pod_from_dict(
         {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": spec}
     )

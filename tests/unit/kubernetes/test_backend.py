@@ -527,7 +527,7 @@ def test_the_backend_sends_the_token(fake: FakeAPIServer, tmp_path: Path) -> Non
         backend.close()
 
 
-def test_node_events_do_not_break_on_repr_related(
+def test_node_events_and_related_values_without_metadata(
     fake: FakeAPIServer, make_backend: MakeBackend
 ) -> None:
     fake.create(pod("p1"))
@@ -536,14 +536,7 @@ def test_node_events_do_not_break_on_repr_related(
     n1 = backend.get("Node", "n1")
     assert isinstance(n1, Node)
     backend.eventf(stored_pod(backend, "p1"), n1, "Normal", "Scheduled", "Binding", "x")
-    backend.record_event(
-        stored_pod(backend, "p1"),
-        event_type="Normal",
-        reason="R",
-        action="A",
-        note="n",
-        related=repr(n1),
-    )
+    backend.eventf(stored_pod(backend, "p1"), "not an object", "Normal", "R", "A", "n")
     wait_until(lambda: backend.event_sink.counts["created"] == 2)
     related = [e.get("related") for e in fake.list("Event")]
     assert {
@@ -625,3 +618,34 @@ def test_dra_kinds_are_watched_and_claim_statuses_written(
     with pytest.raises(BackendError) as info:
         backend.update_resource_claim_status(attrs.evolve(claim, reserved_for=()))
     assert info.value.code == 409
+
+
+def test_preempted_event_relates_the_preemptor_as_a_structured_reference(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    # The reference was once built as "Pod/ns/name" and split at the first slash:
+    # {"kind": "Pod", "namespace": "Pod", "name": "ns/preemptor"}.
+    from schedframe.runtime import RecordingEventRecorder
+
+    fake.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
+    fake.create(pod("victim", namespace="ns"))
+    fake.create(pod("preemptor", namespace="ns"))
+    backend = started(make_backend)
+    victim = backend.get("Pod", "victim", "ns")
+    preemptor = backend.get("Pod", "preemptor", "ns")
+    assert isinstance(victim, Pod) and isinstance(preemptor, Pod)
+    recorder = RecordingEventRecorder(backend)
+    note = f"Preempted by pod {preemptor.uid} on node n1"
+    recorder.eventf(victim, preemptor, "Normal", "Preempted", "Preempting", note)
+    wait_until(lambda: backend.event_sink.counts["created"] == 1)
+    (event,) = fake.list("Event", "ns")
+    assert event["related"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "ns",
+        "name": "preemptor",
+        "uid": preemptor.uid,
+        "resourceVersion": preemptor.metadata.resource_version,
+    }
+    assert event["regarding"]["name"] == "victim"
+    assert event["regarding"]["namespace"] == "ns"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import urllib.error
@@ -185,3 +186,33 @@ def test_losing_the_lease_stops_scheduling_and_raises(
         stop.set()
         thread.join(10)
         fake.clear_failures()
+
+
+def test_bad_plugin_args_are_found_before_anything_starts(
+    fake: FakeAPIServer, kubeconfig: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "  - schedulerName: default-scheduler\n"
+        "    pluginConfig:\n"
+        "      - name: NodeResourcesFit\n"
+        "        args:\n"
+        "          scoringStrategy:\n"
+        "            type: Bogus\n"
+    )
+    # The port is taken: had the server started first, that would be the error.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            run_command,
+            ["--kubeconfig", str(kubeconfig), "--config", str(config), "--port", str(port)],
+        )
+    assert result.exit_code == 2, result.output
+    assert "scoringStrategy.type" in result.output
+    assert "Traceback" not in result.output
+    assert list(fake.requests) == []  # nothing listed, no Lease taken

@@ -20,6 +20,7 @@ def node_affinity(expression: str) -> str:
 kind: Pod
 metadata: {{name: p}}
 spec:
+  containers: [{{name: c}}]
   affinity:
     nodeAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
@@ -51,7 +52,7 @@ spec:
         id="bad quantity suffix",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {namespace: x}\n",
+        "kind: Pod\nmetadata: {namespace: x}\nspec: {containers: [{name: c}]}\n",
         "metadata.name: Required value",
         id="missing name",
     ),
@@ -95,6 +96,7 @@ spec:
 kind: Pod
 metadata: {name: p}
 spec:
+  containers: [{name: c}]
   affinity:
     podAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
@@ -128,19 +130,19 @@ spec:
         id="non-mapping document",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p}\nspec:\n  tolerations:\n  - {key: k, operator: Maybe}\n",
+        "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  tolerations:\n  - {key: k, operator: Maybe}\n",
         'spec.tolerations[0].operator: Unsupported value: "Maybe": '
         'supported values: "Equal", "Exists", "Gt", "Lt"',
         id="bad toleration operator",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p}\nspec:\n  tolerations:\n  - {operator: Equal, value: x}\n",
+        "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  tolerations:\n  - {operator: Equal, value: x}\n",
         'spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when '
         '`key` is empty, which means "match all values and all keys"',
         id="toleration without key",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p}\nspec:\n  tolerations:\n"
+        "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  tolerations:\n"
         "  - {key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}\n",
         'spec.tolerations[0].effect: Invalid value: "NoSchedule": '
         "effect must be 'NoExecute' when `tolerationSeconds` is set",
@@ -172,24 +174,24 @@ spec:
         id="bad port protocol",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p, creationTimestamp: yesterday}\n",
+        "kind: Pod\nmetadata: {name: p, creationTimestamp: yesterday}\nspec: {containers: [{name: c}]}\n",
         'metadata.creationTimestamp: Invalid value: "yesterday": '
         'must be an RFC 3339 date-time such as "2024-01-02T03:04:05Z"',
         id="bad datetime",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p, creationTimestamp: 2024-01-02 03:04:05}\n",
+        "kind: Pod\nmetadata: {name: p, creationTimestamp: 2024-01-02 03:04:05}\nspec: {containers: [{name: c}]}\n",
         'metadata.creationTimestamp: Invalid value: "2024-01-02T03:04:05": '
         "must be an RFC 3339 date-time with a zone",
         id="datetime without a zone",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p, labels: {version: 1}}\n",
+        "kind: Pod\nmetadata: {name: p, labels: {version: 1}}\nspec: {containers: [{name: c}]}\n",
         "metadata.labels.version: Invalid value: 1: must be a string",
         id="label value that is not a string",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p}\nspec: {priority: true}\n",
+        "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], priority: true}\n",
         "spec.priority: Invalid value: true: must be an integer",
         id="boolean where an integer belongs",
     ),
@@ -199,13 +201,13 @@ spec:
         id="list where a quantity belongs",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p}\nspec: {preemptionPolicy: Sometimes}\n",
+        "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], preemptionPolicy: Sometimes}\n",
         'spec.preemptionPolicy: Unsupported value: "Sometimes": '
         'supported values: "Never", "PreemptLowerPriority"',
         id="bad preemption policy",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n    nodeAffinity:\n"
+        "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  affinity:\n    nodeAffinity:\n"
         "      preferredDuringSchedulingIgnoredDuringExecution:\n      - weight: 101\n"
         "        preference: {matchExpressions: [{key: a, operator: Exists}]}\n",
         "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
@@ -213,7 +215,7 @@ spec:
         id="weight out of range",
     ),
     pytest.param(
-        "kind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n    podAntiAffinity:\n"
+        "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  affinity:\n    podAntiAffinity:\n"
         "      requiredDuringSchedulingIgnoredDuringExecution:\n"
         "      - labelSelector: {matchLabels: {app: a}}\n",
         "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
@@ -256,7 +258,7 @@ def test_one_clear_error(text: str, message: str) -> None:
 def test_every_issue_of_one_object_is_reported() -> None:
     text = (
         "kind: Pod\nmetadata: {name: p}\n"
-        "spec:\n  priority: x\n  nodeSelector: [a]\n  hostNetwork: 1\n"
+        "spec:\n  containers: [{name: c}]\n  priority: x\n  nodeSelector: [a]\n  hostNetwork: 1\n"
         "  topologySpreadConstraints:\n"
         "  - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: Maybe}\n"
     )
@@ -274,7 +276,10 @@ def test_every_issue_of_one_object_is_reported() -> None:
 
 
 def test_multi_document_errors_name_the_document() -> None:
-    text = "kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\nspec: {priority: high}\n"
+    text = (
+        "kind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\n"
+        "kind: Pod\nmetadata: {name: b}\nspec: {containers: [{name: c}], priority: high}\n"
+    )
     with pytest.raises(ManifestError) as info:
         loads_manifests(text, source="two.yaml")
     assert info.value.source == "two.yaml#1"

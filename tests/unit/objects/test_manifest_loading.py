@@ -301,8 +301,11 @@ def test_fixtures_round_trip(name: str) -> None:
 
 
 def test_defaults_for_a_minimal_pod() -> None:
-    pod = pod_from_dict({"metadata": {"name": "p"}})
-    assert pod == Pod(metadata=ObjectMeta(name="p", namespace="default", uid="default/p"))
+    pod = pod_from_dict({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}})
+    assert pod == Pod(
+        metadata=ObjectMeta(name="p", namespace="default", uid="default/p"),
+        spec=PodSpec(containers=(Container(name="c"),)),
+    )
     assert pod.spec.scheduler_name == "default-scheduler"
     assert pod.status.phase == "Pending"
     assert pod.priority == 0
@@ -317,7 +320,11 @@ def test_typed_builders_dispatch() -> None:
 
 
 def test_pod_list_kinds_are_flattened() -> None:
-    text = "kind: PodList\nitems:\n- {kind: Pod, metadata: {name: a}}\n- {kind: Pod, metadata: {name: b}}\n"
+    spec = "spec: {containers: [{name: c}]}"
+    text = (
+        f"kind: PodList\nitems:\n- {{kind: Pod, metadata: {{name: a}}, {spec}}}\n"
+        f"- {{kind: Pod, metadata: {{name: b}}, {spec}}}\n"
+    )
     assert [p.name for p in loads_manifests(text)] == ["a", "b"]  # type: ignore[attr-defined]
 
 
@@ -335,7 +342,8 @@ def test_datetimes_are_utc_and_keep_microseconds() -> None:
                 "name": "p",
                 "creationTimestamp": "2024-01-02T05:04:05+02:00",
                 "deletionTimestamp": "2024-01-02T03:04:05.123456Z",
-            }
+            },
+            "spec": {"containers": [{"name": "c"}]},
         }
     )
     assert pod.creation_timestamp == datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -347,6 +355,7 @@ def test_datetimes_are_utc_and_keep_microseconds() -> None:
     # An unquoted YAML timestamp arrives as a datetime already.
     (loaded,) = loads_manifests(
         "kind: Pod\nmetadata: {name: p, creationTimestamp: 2024-01-02T03:04:05Z}\n"
+        "spec: {containers: [{name: c}]}\n"
     )
     assert loaded.creation_timestamp == datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)  # type: ignore[attr-defined]
 
@@ -359,6 +368,7 @@ def test_to_dict_writes_kubernetes_json() -> None:
                 Container(
                     name="c",
                     requests={CPU: 1500, MEMORY: 3 * GI // 2, "nvidia.com/gpu": 1},
+                    limits={"nvidia.com/gpu": 1},
                     ports=(ContainerPort(container_port=80, host_port=8080, protocol="UDP"),),
                 ),
             ),
@@ -379,7 +389,8 @@ def test_to_dict_writes_kubernetes_json() -> None:
                 {
                     "name": "c",
                     "resources": {
-                        "requests": {"cpu": "1500m", "memory": "1536Mi", "nvidia.com/gpu": "1"}
+                        "requests": {"cpu": "1500m", "memory": "1536Mi", "nvidia.com/gpu": "1"},
+                        "limits": {"nvidia.com/gpu": "1"},
                     },
                     "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "UDP"}],
                 }
@@ -394,6 +405,7 @@ def test_to_dict_selectors_and_empty_affinity_survive() -> None:
     pod = Pod(
         metadata=ObjectMeta(name="p", namespace="default", uid="default/p"),
         spec=PodSpec(
+            containers=(Container(name="c"),),
             affinity=Affinity(
                 pod_anti_affinity=PodAntiAffinity(),
                 node_affinity=NodeAffinity(),

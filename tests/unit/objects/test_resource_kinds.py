@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from schedframe.errors import ManifestError
@@ -131,7 +133,7 @@ def test_fields_are_decoded() -> None:
     assert template.claim.requests[0].exactly.count == 1
 
 
-def _spec(obj: dict[str, object], **spec: object) -> dict[str, object]:
+def _spec(obj: Mapping[str, object], **spec: object) -> dict[str, object]:
     base = obj["spec"]
     assert isinstance(base, dict)
     return {**obj, "spec": {**base, **spec}}

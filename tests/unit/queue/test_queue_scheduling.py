@@ -1882,8 +1882,14 @@ def test_nominated_pods_for_nodes_memo_equals_fresh_reads(ops: list[tuple[str, i
     q, clock = new_queue(hints, plugins=[SchedulingGates()])
     current: dict[int, Pod] = {}
     popped: list[QueuedPodInfo] = []
+    # What the nominated pods were at each generation (the queue's, and each node's): they
+    # must not change while it does not.
+    seen: dict[int, dict[str, list[int]]] = {}
+    seen_node: dict[tuple[str, int], list[int]] = {}
 
     def check() -> None:
+        generation = q.nominated_generation()
+        generations = q.nominated_generations(_MEMO_NODES)
         bulk = q.nominated_pods_for_nodes(_MEMO_NODES)
         fresh = {n: q.nominated_pods_for_node(n) for n in _MEMO_NODES}
         assert {n: [id(i) for i in infos] for n, infos in bulk.items()} == {
@@ -1891,6 +1897,11 @@ def test_nominated_pods_for_nodes_memo_equals_fresh_reads(ops: list[tuple[str, i
         }
         again = q.nominated_pods_for_nodes(_MEMO_NODES)
         assert all(again[n] is bulk[n] for n in bulk)
+        view = {n: [id(i) for i in infos] for n, infos in bulk.items()}
+        assert seen.setdefault(generation, view) == view
+        for n in _MEMO_NODES:
+            node_view = view.get(n, [])
+            assert seen_node.setdefault((n, generations[n]), node_view) == node_view
 
     for op, a, b in ops:
         check()

@@ -688,7 +688,7 @@ def test_batch_scores_outside_the_range_are_found(
 ) -> None:
     import numpy as np
 
-    from schedframe.runtime._framework import _outside_score_range
+    from schedframe.runtime._batch import _outside_score_range
 
     assert _outside_score_range(np.array(values, dtype=dtype)) is outside
 

@@ -106,7 +106,7 @@ def test_namespace_comes_from_the_template() -> None:
         ),
         pytest.param(
             spec({"name": "a", "arrival": {"rate": 0}, "template": TEMPLATE}),
-            "w.yaml: pods[0].arrival.rate: Invalid value: 0: must be greater than 0",
+            "w.yaml: pods[0].arrival.rate: Invalid value: 0: must be at least 1e-10",
             id="zero rate",
         ),
         pytest.param(

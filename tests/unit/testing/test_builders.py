@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+from schedframe.errors import ManifestError
 from schedframe.objects import from_dict, to_dict
 from schedframe.testing.builders import (
     LABEL_HOSTNAME,
     LABEL_ZONE,
+    lenient_from_dict,
     make_namespace,
     make_node,
     make_pdb,
@@ -56,7 +60,10 @@ def test_a_pod_with_requests_priority_and_constraints() -> None:
     assert affinity.node_affinity.required is not None
     assert affinity.pod_anti_affinity is not None and len(affinity.pod_anti_affinity.required) == 1
     assert affinity.pod_affinity is not None and affinity.pod_affinity.preferred[0].weight == 20
-    assert from_dict(to_dict(pod)) == pod
+    # An extended resource without a limit: upstream-style, the API server would refuse it.
+    assert lenient_from_dict(to_dict(pod)) == pod
+    with pytest.raises(ManifestError, match="Limit must be set for non overcommitable"):
+        from_dict(to_dict(pod))
 
 
 def test_limits_default_requests_and_init_containers_count() -> None:
@@ -115,3 +122,12 @@ def test_namespace_and_pdb() -> None:
     assert pdb.namespace == "team-a" and pdb.min_available == 1
     assert pdb.selector is not None and pdb.selector.matches({"app": "web"})
     assert from_dict(to_dict(pdb)) == pdb
+
+
+def test_pod_level_requests_and_limits() -> None:
+    pod = make_pod("p").req(cpu="100m").pod_req(cpu="2").pod_lim(cpu="3", memory="1Gi").obj()
+    assert pod.spec.resources is not None
+    assert pod.spec.resources.requests == {"cpu": 2000, "memory": 1 << 30}
+    assert pod.spec.resources.limits == {"cpu": 3000, "memory": 1 << 30}
+    assert pod.requests == {"cpu": 2000, "memory": 1 << 30}
+    assert from_dict(to_dict(pod)) == pod

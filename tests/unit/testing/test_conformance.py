@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import pytest
@@ -564,3 +564,79 @@ def test_skipping_a_check() -> None:
             return 1000
 
     check_plugin(Big, max_examples=5, skip=["score-range"])
+
+
+class _GoodBatch(Good):
+    """Good, with batch forms that agree with its per-node methods."""
+
+    name: ClassVar[str] = "GoodBatch"
+
+    def filter_batch(self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns) -> Any:
+        import numpy as np
+
+        full = columns.num_pods >= self._max
+        return np.where(full, np.int8(fw.FILTER_REJECT), np.int8(fw.FILTER_PASS))
+
+    def score_batch(
+        self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: Any
+    ) -> Any:
+        return columns.num_pods[rows].astype("int64") * 1000
+
+    def normalize_batch(self, state: fw.CycleState, pod: Pod, scores: Any) -> Any:
+        top = int(scores.max()) if len(scores) else 0
+        return 100 - 100 * scores // (top or 1)
+
+
+def test_batch_forms_that_agree_pass() -> None:
+    check_plugin(_GoodBatch, max_examples=EXAMPLES)
+
+
+def test_a_batch_filter_passing_a_node_filter_rejects_fails() -> None:
+    class LaxBatch(_GoodBatch):
+        name: ClassVar[str] = "LaxBatch"
+
+        def filter_batch(self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns) -> Any:
+            import numpy as np
+
+            return np.zeros(columns.size, dtype=np.int8)  # passes every node
+
+    err = check(LaxBatch)
+    assert err.check == "batch-forms"
+    assert "filter_batch passes" in err.detail and "too many pods here" in err.detail
+
+
+def test_a_batch_score_differing_from_score_fails() -> None:
+    class OffByOne(_GoodBatch):
+        name: ClassVar[str] = "OffByOne"
+
+        def score_batch(
+            self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: Any
+        ) -> Any:
+            return columns.num_pods[rows].astype("int64") * 1000 + 1
+
+    err = check(OffByOne)
+    assert err.check == "batch-forms" and err.detail.startswith("score_batch gives")
+
+
+def test_a_raising_batch_form_fails() -> None:
+    class Broken(_GoodBatch):
+        name: ClassVar[str] = "Broken"
+
+        def filter_batch(self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns) -> Any:
+            raise ValueError("no columns today")
+
+    err = check(Broken)
+    assert err.check == "batch-forms"
+    assert err.detail == "filter_batch raised ValueError: no columns today"
+
+
+def test_batch_forms_can_be_skipped() -> None:
+    class LaxBatch(_GoodBatch):
+        name: ClassVar[str] = "LaxBatch2"
+
+        def filter_batch(self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns) -> Any:
+            import numpy as np
+
+            return np.zeros(columns.size, dtype=np.int8)
+
+    check_plugin(LaxBatch, max_examples=EXAMPLES, skip=["batch-forms"])

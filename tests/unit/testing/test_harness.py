@@ -147,3 +147,22 @@ def test_a_cluster_can_be_given_whole() -> None:
 def test_classes_need_a_name() -> None:
     with pytest.raises(TypeError, match="no class attribute 'name'"):
         build_framework([object], snapshot=sst.Cluster().snapshot())  # type: ignore[list-item]
+
+
+def test_explain_and_the_harness_share_the_cycle_driver() -> None:
+    # One cycle driver (runtime/_cycle.py): neither re-implements PreFilter, Filter or Score.
+    import inspect
+
+    from schedframe import explain
+    from schedframe.testing import conformance, harness
+
+    for module in (explain, harness):
+        source = inspect.getsource(module)
+        assert "cycle.pre_filter(" in source
+        for runner in ("run_pre_filter_plugins(", "run_pre_score_plugins(", "run_score_plugins("):
+            assert runner not in source, (module.__name__, runner)
+    # The kit drives the plugin under test itself; the framework's verdicts come from the driver.
+    for module in (explain, conformance):
+        source = inspect.getsource(module)
+        assert "cycle.filter_nodes(" in source
+        assert "run_filter_plugins_with_nominated_pods(" not in source

@@ -1,25 +1,30 @@
 """Coscheduling: schedule a gang of pods all together, or not at all.
 
-Pods join a gang (a *pod group*) with the label ``scheduling.x-k8s.io/pod-group: <name>``; the
-gang's size is the annotation (or label) ``scheduling.x-k8s.io/min-member: "<n>"``. Then:
+A gang is a **PodGroup** (``scheduling.x-k8s.io/v1alpha1``, the custom resource of
+kubernetes-sigs/scheduler-plugins): ``spec.minMember`` pods must run together, and they wait at
+most ``spec.scheduleTimeoutSeconds`` for each other. A pod joins the group with the label
+``scheduling.x-k8s.io/pod-group: <PodGroup name>`` (same namespace). Importing this package
+declares the PodGroup kind, so PodGroup manifests load and backends store them; the plugin
+reads them, and the pods, through ``Handle.lister``. Then:
 
 * **QueueSort** keeps siblings together in the active queue: higher priority first, then by
-  when the group was first seen, then by group, then by pod name;
-* **PreFilter** rejects a pod whose group has fewer known members than ``min-member``;
-* **Permit** makes each member wait until ``min-member`` siblings are assumed on nodes, then
-  allows them all at once, so they are bound together; a member that waits asks for its
-  siblings to be moved back to the active queue;
-* a member that waits longer than ``permitWaitingTimeSeconds`` is rejected, and its
-  **Unreserve** rejects every waiting sibling: the whole gang goes back to the queue, and
-  nothing of it is bound;
+  the PodGroup's creation time (a pod's first attempt for a pod without a group), then by
+  group, then by pod name;
+* **PreFilter** rejects a member whose PodGroup does not exist, or has fewer pods than
+  ``minMember`` (counted with the pod lister, as upstream);
+* **Permit** makes each member wait until ``minMember`` siblings are assumed, then allows them
+  all at once, so they are bound together; a member that waits asks for its siblings to be
+  moved back to the active queue;
+* a member that waits longer than the timeout is rejected, and its **Unreserve** rejects every
+  waiting sibling: the whole gang goes back to the queue, and nothing of it is bound;
 * **PostFilter** rejects the waiting siblings as soon as a member fits nowhere (unless enough
   members are already assumed), and, with ``podGroupBackoffSeconds``, keeps the whole group
-  out for that long: PreFilter rejects its members until then.
+  out for that long: PreFilter rejects its members until then;
+* a PodGroup created or changed, or a new member, requeues the members it may help.
 
-A port of the idea of kubernetes-sigs/scheduler-plugins' ``coscheduling``, driven by labels
-instead of a PodGroup object. Members are counted from what the plugin sees: pods entering the
-queue (PreEnqueue), pods on nodes and pods waiting on Permit. The Handle offers no pod lister,
-so a member deleted while still pending keeps counting until the plugin is rebuilt.
+A port of kubernetes-sigs/scheduler-plugins' ``coscheduling``. Not ported: ``minResources``
+(the pre-check of the cluster's free capacity) and the PodGroup controller that writes the
+group's ``status``; the example's simulate script shows how a controller would do it.
 """
 
 from __future__ import annotations
@@ -31,20 +36,23 @@ import attrs
 
 from schedframe import framework as fw
 from schedframe.errors import INVALID, FieldIssue
-from schedframe.objects import Pod
+from schedframe.objects import CustomObject, Pod, declare_custom_kind
 
 __all__ = [
-    "MIN_MEMBER",
     "POD_GROUP",
+    "POD_GROUP_KIND",
     "Coscheduling",
     "CoschedulingArgs",
-    "group_of",
+    "group_name",
+    "pod_group",
 ]
 
-#: The label naming a pod's group.
+#: The label naming a pod's PodGroup.
 POD_GROUP: Final = "scheduling.x-k8s.io/pod-group"
-#: The annotation (or label) giving the group's minimum number of members.
-MIN_MEMBER: Final = "scheduling.x-k8s.io/min-member"
+#: The PodGroup custom kind, declared on import.
+POD_GROUP_KIND: Final = declare_custom_kind(
+    "scheduling.x-k8s.io/v1alpha1", "PodGroup", plural="podgroups"
+)
 
 NAME: Final = "Coscheduling"
 _WAIT_REASON: Final = "waiting for the pod group's members"
@@ -88,33 +96,50 @@ class CoschedulingArgs:
 class _Group:
     namespace: str
     name: str
-    #: ``None`` when the min-member annotation is not a positive integer.
+    #: ``None`` when the PodGroup does not exist, or its ``minMember`` is not a positive
+    #: integer (see ``problem``).
     min_member: int | None
+    #: ``spec.scheduleTimeoutSeconds``, when set.
+    timeout: float | None = None
+    created: float | None = None
+    problem: str = ""
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
 
-def group_of(pod: Pod) -> tuple[str, int | None] | None:
-    """``(namespace/group, min_member)`` of a gang member, ``None`` for other pods.
-
-    ``min_member`` is 1 when the annotation and label are absent, ``None`` when present but not
-    a positive integer.
-    """
-    group = _group(pod)
-    return None if group is None else (group.key, group.min_member)
-
-
-def _group(pod: Pod) -> _Group | None:
+def group_name(pod: Pod) -> str | None:
+    """``namespace/name`` of the pod's PodGroup, ``None`` for a pod of no group."""
     name = pod.metadata.labels.get(POD_GROUP)
-    if not name:
+    return f"{pod.metadata.namespace}/{name}" if name else None
+
+
+def pod_group(
+    namespace: str,
+    name: str,
+    min_member: int,
+    *,
+    schedule_timeout_seconds: int | None = None,
+) -> CustomObject:
+    """A PodGroup object (for tests and simulations)."""
+    from schedframe.objects import ObjectMeta
+
+    spec: dict[str, object] = {"minMember": min_member}
+    if schedule_timeout_seconds is not None:
+        spec["scheduleTimeoutSeconds"] = schedule_timeout_seconds
+    return CustomObject(
+        api_version=POD_GROUP_KIND.api_version,
+        kind="PodGroup",
+        metadata=ObjectMeta(name=name, namespace=namespace, uid=f"{namespace}/{name}"),
+        body={"spec": spec},
+    )
+
+
+def _positive(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return None
-    raw = pod.metadata.annotations.get(MIN_MEMBER, pod.metadata.labels.get(MIN_MEMBER))
-    min_member: int | None = 1
-    if raw is not None:
-        min_member = int(raw) if raw.isdigit() and int(raw) > 0 else None
-    return _Group(pod.metadata.namespace, name, min_member)
+    return value
 
 
 def _same_group(pod: Pod, group: _Group) -> bool:
@@ -125,7 +150,6 @@ def _same_group(pod: Pod, group: _Group) -> bool:
 
 class Coscheduling(
     fw.QueueSortPlugin,
-    fw.PreEnqueuePlugin,
     fw.PreFilterPlugin,
     fw.PostFilterPlugin,
     fw.ReservePlugin,
@@ -139,14 +163,41 @@ class Coscheduling(
 
     def __init__(self, args: CoschedulingArgs, handle: fw.Handle) -> None:
         self._handle = handle
+        self._pod_groups = handle.lister("PodGroup")
+        self._pods = handle.lister("Pod")
         self._timeout = float(args.permit_waiting_time_seconds)
         self._backoff = float(args.pod_group_backoff_seconds)
         # Group key -> until when PreFilter keeps the group out (upstream backedOffPG).
         self._backed_off: dict[str, float] = {}
         # Group key -> when its first member was first queued (the group's place in the queue).
         self._first_seen: dict[str, float] = {}
-        # Group key -> the members seen entering the queue, by uid.
-        self._members: dict[str, dict[str, Pod]] = {}
+
+    def _group(self, pod: Pod) -> _Group | None:
+        name = pod.metadata.labels.get(POD_GROUP)
+        if not name:
+            return None
+        ns = pod.metadata.namespace
+        pg = self._pod_groups.get(name, ns)
+        if not isinstance(pg, CustomObject):
+            return _Group(ns, name, None, problem=f'PodGroup "{ns}/{name}" not found')
+        created = pg.metadata.creation_timestamp
+        stamp = None if created is None else created.timestamp()
+        min_member = _positive(pg.spec.get("minMember"))
+        if min_member is None:
+            problem = f'PodGroup "{ns}/{name}" has an invalid minMember (want a positive integer)'
+            return _Group(ns, name, None, created=stamp, problem=problem)
+        raw_timeout = _positive(pg.spec.get("scheduleTimeoutSeconds"))
+        timeout = None if raw_timeout is None else float(raw_timeout)
+        return _Group(ns, name, min_member, timeout=timeout, created=stamp)
+
+    def _members(self, group: _Group) -> list[Pod]:
+        return [
+            p
+            for p in self._pods.list(group.namespace)
+            if isinstance(p, Pod)
+            and _same_group(p, group)
+            and p.metadata.deletion_timestamp is None
+        ]
 
     # -- QueueSort ---------------------------------------------------------------------------
 
@@ -154,38 +205,18 @@ class Coscheduling(
         pod = qpi.pod
         seen = qpi.initial_attempt_timestamp
         when = qpi.timestamp if seen is None else seen
-        group = _group(pod)
+        group = self._group(pod)
         if group is None:
             return (-pod.priority, when, pod.key, pod.key)
         # Only ever set once per group, so the keys of queued pods never change.
-        first = self._first_seen.setdefault(group.key, when)
+        first = self._first_seen.setdefault(
+            group.key, when if group.created is None else group.created
+        )
         return (-pod.priority, first, group.key, pod.key)
 
     def less(self, a: fw.QueuedPodInfo, b: fw.QueuedPodInfo) -> bool:
         """Higher priority first; then the group (or pod) seen first; siblings side by side."""
         return self._sort_key(a) < self._sort_key(b)
-
-    # -- PreEnqueue: count the members ---------------------------------------------------------
-
-    def pre_enqueue(self, pod: Pod) -> fw.Status | None:
-        """Note the pod as a member of its group; never gates it."""
-        group = _group(pod)
-        if group is not None:
-            self._members.setdefault(group.key, {})[pod.uid] = pod
-        return None
-
-    def _known_members(self, pod: Pod, group: _Group) -> int:
-        uids = set(self._members.get(group.key, {}))
-        uids.add(pod.uid)
-        for info in self._handle.snapshot_shared_lister().node_infos.list():
-            uids.update(p.pod.uid for p in info.pods if _same_group(p.pod, group))
-
-        def add(wp: fw.WaitingPod) -> None:
-            if _same_group(wp.pod, group):
-                uids.add(wp.pod.uid)
-
-        self._handle.iterate_over_waiting_pods(add)
-        return len(uids)
 
     # -- PreFilter -----------------------------------------------------------------------------
 
@@ -193,25 +224,22 @@ class Coscheduling(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
     ) -> fw.PreFilterResult | fw.Status | None:
         """Reject a member whose group has fewer known members than its min-member."""
-        group = _group(pod)
+        group = self._group(pod)
         if group is None:
             return fw.Status(fw.Code.SKIP)
         if group.min_member is None:
-            return fw.Status(
-                fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                f'pod group "{group.key}" has an invalid {MIN_MEMBER} (want a positive integer)',
-            )
+            return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, group.problem)
         until = self._backed_off.get(group.key)
         if until is not None and self._handle.clock.now() < until:
             return fw.Status(
                 fw.Code.UNSCHEDULABLE, f'pod group "{group.key}" failed recently; backing off'
             )
-        total = self._known_members(pod, group)
+        total = len(self._members(group))
         if total < group.min_member:
             return fw.Status(
                 fw.Code.UNSCHEDULABLE,
-                f'pod group "{group.key}" has {total} member(s), fewer than its min-member '
-                f"{group.min_member}",
+                f"pre-filter pod {pod.name} cannot find enough sibling pods, current pods "
+                f"number: {total}, minMember of group: {group.min_member}",
             )
         return None
 
@@ -225,7 +253,7 @@ class Coscheduling(
         As upstream, the group is left alone when enough members are assumed already, or when
         at most a tenth of min-member is missing (later members may still make it).
         """
-        group = _group(pod)
+        group = self._group(pod)
         if group is None or group.min_member is None or group.min_member <= 1:
             return None, fw.Status(fw.Code.UNSCHEDULABLE)
         assigned = self._assigned(pod, group)
@@ -234,7 +262,7 @@ class Coscheduling(
             return None, fw.Status(fw.Code.UNSCHEDULABLE)
         self._reject_waiting(group, pod, f"pod group member {pod.name} is unschedulable")
         # Back off only a group that has all its members: a missing member is not a failure.
-        if self._backoff > 0 and self._known_members(pod, group) >= group.min_member:
+        if self._backoff > 0 and len(self._members(group)) >= group.min_member:
             self._backed_off[group.key] = self._handle.clock.now() + self._backoff
         return None, fw.Status(
             fw.Code.UNSCHEDULABLE,
@@ -260,7 +288,7 @@ class Coscheduling(
     def unreserve(self, state: fw.CycleState, pod: Pod, node_name: str) -> None:
         """The member is rejected (its wait ran out, or binding failed): reject the siblings
         still waiting, so no part of the gang is bound without the rest."""
-        group = _group(pod)
+        group = self._group(pod)
         if group is not None and group.min_member is not None and group.min_member > 1:
             self._reject_waiting(group, pod, f"pod group member {pod.name} was rejected")
 
@@ -280,15 +308,15 @@ class Coscheduling(
 
     def permit(self, state: fw.CycleState, pod: Pod, node_name: str) -> fw.Status | None:
         """Wait until min-member siblings are assumed, then allow them all."""
-        group = _group(pod)
+        group = self._group(pod)
         if group is None or group.min_member is None or group.min_member <= 1:
             return None
         if self._assigned(pod, group) + 1 < group.min_member:
             # Bring the siblings rejected earlier (too few members then) back to the queue.
-            for uid, sibling in self._members.get(group.key, {}).items():
-                if uid != pod.uid:
-                    state.pods_to_activate[uid] = sibling
-            return fw.Status.wait(self._timeout)
+            for sibling in self._members(group):
+                if sibling.uid != pod.uid:
+                    state.pods_to_activate[sibling.uid] = sibling
+            return fw.Status.wait(self._timeout if group.timeout is None else group.timeout)
 
         def allow(wp: fw.WaitingPod) -> None:
             if _same_group(wp.pod, group):
@@ -300,8 +328,13 @@ class Coscheduling(
     # -- EnqueueExtensions ---------------------------------------------------------------------
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
-        """A new member may complete the group; a new node, or a pod leaving one, frees room."""
+        """A new member or PodGroup may complete the group; a new node, or a pod leaving one,
+        frees room."""
         return (
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent("PodGroup", fw.ActionType.ADD | fw.ActionType.UPDATE),
+                self.is_schedulable_after_pod_group_change,
+            ),
             fw.ClusterEventWithHint(
                 fw.ClusterEvent(fw.EventResource.POD, fw.ActionType.ADD),
                 self.is_schedulable_after_pod_added,
@@ -321,7 +354,24 @@ class Coscheduling(
         self, pod: Pod, old_obj: object, new_obj: object
     ) -> fw.QueueingHint:
         """Queue when the new pod joins the rejected pod's group."""
-        group = _group(pod)
-        if group is not None and isinstance(new_obj, Pod) and _same_group(new_obj, group):
+        name = pod.metadata.labels.get(POD_GROUP)
+        if (
+            name
+            and isinstance(new_obj, Pod)
+            and new_obj.metadata.namespace == pod.metadata.namespace
+            and new_obj.metadata.labels.get(POD_GROUP) == name
+        ):
+            return fw.QueueingHint.QUEUE
+        return fw.QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pod_group_change(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Queue when the rejected pod's own PodGroup was created or changed."""
+        if (
+            isinstance(new_obj, CustomObject)
+            and new_obj.metadata.namespace == pod.metadata.namespace
+            and new_obj.metadata.name == pod.metadata.labels.get(POD_GROUP)
+        ):
             return fw.QueueingHint.QUEUE
         return fw.QueueingHint.QUEUE_SKIP

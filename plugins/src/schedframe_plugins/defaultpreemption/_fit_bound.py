@@ -1,30 +1,27 @@
-"""What NodeResourcesFit's Filter is sure to reject, read off sums instead of a NodeInfo copy.
+"""What a resource-bound Filter is sure to reject, read off sums instead of a NodeInfo copy.
 
-DefaultPreemption uses it to skip work whose result it knows: a node where the preemptor would
-not fit even with every lower-priority pod gone cannot be a candidate, and a victim put back
-after which the preemptor no longer fits stays a victim. Only the pod-count, cpu, memory and
-ephemeral-storage checks of :func:`~schedframe_plugins.noderesources.fit.fits_request` are
-modelled; each one failing makes that Filter reject, whatever the plugin's arguments (they
-only ignore extended resources). When the Filter runs, a rejection by it means the whole
-Filter run fails, so these answers are "certainly fails"; for a pod asking for nothing else
-(see :func:`request_of`) they are also "fits" when they find nothing exceeded.
+A Filter plugin declaring :class:`~schedframe.framework.batch.ResourceBound` (NodeResourcesFit
+does) promises to reject a node when the pod count or one of the pod's cpu, memory and
+ephemeral-storage requests does not fit, and, for a pod asking for nothing else, to pass it
+otherwise. DefaultPreemption uses that promise to skip work whose result it knows: a node where
+the preemptor would not fit even with every lower-priority pod gone cannot be a candidate, and
+a victim put back after which the preemptor no longer fits stays a victim. When the Filter
+runs, a rejection by it means the whole Filter run fails, so these answers are "certainly
+fails"; for a pod asking for nothing else they are also "fits" when they find nothing exceeded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
 from schedframe import framework as fw
-from schedframe_plugins.noderesources import fit as _fit
 
 __all__ = [
     "FitRequest",
     "Remainders",
     "exceeds",
-    "fit_filter",
     "node_exceeds",
-    "request_of",
 ]
 
 CPU: Final = "cpu"
@@ -32,29 +29,9 @@ MEMORY: Final = "memory"
 EPHEMERAL_STORAGE: Final = "ephemeral-storage"
 PODS: Final = "pods"
 
-#: The preemptor's ``(milli_cpu, memory, ephemeral_storage)`` as NodeResourcesFit's Filter
-#: reads it from the cycle state.
+#: The preemptor's ``(milli_cpu, memory, ephemeral_storage)`` as a resource-bound Filter
+#: checks it (:meth:`ResourceBound.resource_bound <schedframe.framework.batch.ResourceBound>`).
 FitRequest = tuple[int, int, int]
-
-
-def fit_filter(filter_plugins: Sequence[object]) -> _fit.Fit | None:
-    """The in-tree NodeResourcesFit among ``filter_plugins``, with its own ``filter``."""
-    for plugin in filter_plugins:
-        if isinstance(plugin, _fit.Fit) and getattr(plugin.filter, "__func__", None) is (
-            _fit.Fit.filter
-        ):
-            return plugin
-    return None
-
-
-def request_of(state: fw.CycleState) -> tuple[FitRequest, bool] | None:
-    """What NodeResourcesFit's PreFilter stored for the pod, or ``None`` if nothing; with
-    whether that is all the pod asks for (no extended or other scalar resources: the Filter
-    then fails exactly when :func:`exceeds` says so)."""
-    request = state.get(_fit._PRE_FILTER)
-    if request is None:
-        return None
-    return (request.milli_cpu, request.memory, request.ephemeral_storage), not request.scalar
 
 
 def exceeds(
@@ -65,7 +42,7 @@ def exceeds(
     used_memory: int,
     used_storage: int,
 ) -> bool:
-    """True when NodeResourcesFit's Filter rejects a node holding ``num_pods`` pods that use
+    """True when a resource-bound Filter rejects a node holding ``num_pods`` pods that use
     these amounts (False means "not known", not "fits")."""
     cpu, memory, storage = request
     return (

@@ -13,7 +13,8 @@ Port of upstream ``defaultpreemption/default_preemption.go``. The plugin supplie
   minCandidateNodesAbsolute)`` candidates (at most N), from a random offset drawn from the
   scheduler's seeded ``rng``.
 
-When NodeResourcesFit filters the preemptor, the dry run skips work whose outcome that Filter
+When a Filter declaring a resource bound (:class:`~schedframe.framework.batch.ResourceBound`:
+NodeResourcesFit) filters the preemptor, the dry run skips work whose outcome that Filter
 already decides (:meth:`DefaultPreemption.prepare_dry_run`): nodes where the preemptor would
 not fit even with every lower-priority pod gone are passed over, and a reprieved pod after
 which it no longer fits stays a victim without a Filter run. When every other Filter running
@@ -36,16 +37,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple, cast
 
 import attrs
 
 from schedframe import errors, preemption
 from schedframe import framework as fw
+from schedframe.framework.batch import NodeOnlyFilter, ResourceBound, declares
 from schedframe.objects import Pod
 from schedframe_plugins import names
 from schedframe_plugins.defaultpreemption import _fit_bound
-from schedframe_plugins.noderesources.fit import Fit
 
 if TYPE_CHECKING:
     from schedframe.objects import PodDisruptionBudget
@@ -163,7 +164,8 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
     """Preempts lower-priority pods so that an unschedulable pod fits on some node.
 
     ``async_preemption`` (upstream's ``SchedulerAsyncPreemption`` gate, on by default) evicts
-    the victims off the scheduling cycle and gates the preemptor in PreEnqueue meanwhile.
+    the victims off the scheduling cycle and gates the preemptor in PreEnqueue meanwhile;
+    ``None`` (the default) reads the gate from ``handle.features``.
 
     Attributes:
         evaluator: the library Evaluator doing the search and the evictions.
@@ -181,7 +183,7 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
         args: DefaultPreemptionArgs | None,
         handle: fw.Handle,
         *,
-        async_preemption: bool = True,
+        async_preemption: bool | None = None,
     ) -> None:
         args = args if args is not None else DefaultPreemptionArgs()
         issues = args.validate()
@@ -189,6 +191,8 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
             raise errors.ConfigError(issues)
         self.args = args
         self._handle = handle
+        if async_preemption is None:
+            async_preemption = handle.features.enabled("SchedulerAsyncPreemption")
         self.async_preemption = async_preemption
         self.evaluator = preemption.Evaluator(NAME, handle, self, async_preemption=async_preemption)
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
@@ -200,8 +204,6 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
             if type(self)._more_important_pod is DefaultPreemption._more_important_pod
             else None
         )
-        # (the handle's filter plugin list, its length, the NodeResourcesFit found in it)
-        self._fit_lookup: tuple[object, int, Fit | None] | None = None
         self._remainders = _fit_bound.Remainders()
         # node name -> the last arithmetic victim selection on it (see _DryRun.victims_in_place)
         self._in_place: dict[str, _InPlace] = {}
@@ -399,41 +401,42 @@ class DefaultPreemption(fw.PostFilterPlugin, fw.PreEnqueuePlugin, fw.EnqueueExte
             return None
         if not self._only_priority_decides():
             return None
-        fit = self._fit_filter()
-        if fit is None or fit.name in state.skip_filter_plugins:
-            return None  # NodeResourcesFit does not filter in this cycle
-        found = _fit_bound.request_of(state)
+        found = self._resource_bound(state)
         if found is None:
-            return None
-        request, plain = found
-        node_only = self._node_only_filters(state, fit) if plain else None
+            return None  # no resource-bound Filter (NodeResourcesFit) runs in this cycle
+        bound, (request, plain) = found
+        node_only = self._node_only_filters(state, bound) if plain else None
         return _DryRun(self, pod, request, node_only)
 
-    def _fit_filter(self) -> Fit | None:
-        """The in-tree NodeResourcesFit among the handle's Filter plugins (looked up again
-        only when that list changes)."""
-        plugins = getattr(self._handle, "filter_plugins", None)
-        if not isinstance(plugins, list):
-            return None
-        lookup = self._fit_lookup
-        if lookup is None or lookup[0] is not plugins or lookup[1] != len(plugins):
-            lookup = self._fit_lookup = (plugins, len(plugins), _fit_bound.fit_filter(plugins))
-        return lookup[2]
+    def _resource_bound(
+        self, state: fw.CycleState
+    ) -> tuple[fw.FilterPlugin, tuple[_fit_bound.FitRequest, bool]] | None:
+        """The first Filter plugin running this cycle that declares
+        :class:`~schedframe.framework.batch.ResourceBound` and bounds the pod, with its bound."""
+        for plugin in self._handle.cycle_filter_plugins(state):
+            if declares(plugin, ResourceBound):
+                found = cast("ResourceBound", plugin).resource_bound(state)
+                if found is not None:
+                    return plugin, found
+        return None
 
-    def _node_only_filters(self, state: fw.CycleState, fit: Fit) -> tuple[NodeFilter, ...] | None:
+    def _node_only_filters(
+        self, state: fw.CycleState, fit: fw.FilterPlugin
+    ) -> tuple[NodeFilter, ...] | None:
         """The ``filter`` of every Filter plugin but ``fit`` running this cycle, when each
         of them reads the node only and no AddPod/RemovePod extension runs: victims can then
         be chosen by arithmetic. ``None`` otherwise."""
         handle = self._handle
-        cycle_filters = getattr(handle, "cycle_filter_plugins", None)
-        has_extensions = getattr(handle, "cycle_has_pre_filter_extensions", None)
-        if cycle_filters is None or has_extensions is None or has_extensions(state):
+        if handle.cycle_has_pre_filter_extensions(state):
             return None
         others: list[NodeFilter] = []
-        for plugin in cycle_filters(state):
+        for plugin in handle.cycle_filter_plugins(state):
             if plugin is fit:
                 continue
-            if getattr(plugin, "filter_reads_node_pods", True) is not False:
+            if not (
+                declares(plugin, NodeOnlyFilter)
+                and cast("NodeOnlyFilter", plugin).filter_reads_node_pods is False
+            ):
                 return None
             others.append(plugin.filter)
         return tuple(others)
@@ -487,6 +490,7 @@ class _DryRun:
         "_node_only",
         "_nominated",
         "_nominated_kept",
+        "_generations",
         "_now",
         "_nominator",
         "_order",
@@ -511,6 +515,7 @@ class _DryRun:
         self._nominator = plugin._handle.nominator
         # Nominations do not change during the dry run.
         self._nominated = self._nominator.nominated_node_names()
+        self._generations: dict[str, int] = {}
         self._added: dict[str, tuple[int, int, int, int] | None] = {}
         self._by_node: dict[str, list[fw.PodInfo]] | None = None
         self._remainder_of = plugin._remainders.of
@@ -525,25 +530,29 @@ class _DryRun:
         filters count for this preemptor (priority at least its own, not itself), read and
         kept for the dry run; ``None`` when there are none.
 
-        The sums are also kept across dry runs, per node, with the nominator's list they were
-        taken from: the scheduling queue hands out the same list object until the node's
-        nominated pods change, so a later preemptor of the same priority reuses them unless
-        it is one of the pods counted.
+        The sums are also kept across dry runs, per node, with the node's nominated generation
+        (``nominated_generations``) they were taken at: while it stays the same the node's
+        nominated pods did not change, so a later preemptor of the same priority reuses them
+        unless it is one of the pods counted.
         """
         added = self._added
         by_node = self._by_node
         if by_node is None:  # every nominated node's pods at once: one read of the queue
-            bulk = getattr(self._nominator, "nominated_pods_for_nodes", None)
-            by_node = self._by_node = bulk(self._nominated) if callable(bulk) else {}
+            # The generations first: a change in between only makes the kept sums miss later.
+            self._generations = self._nominator.nominated_generations(self._nominated)
+            by_node = self._by_node = self._nominator.nominated_pods_for_nodes(self._nominated)
         infos = by_node.get(node_name)
-        if infos is None:
+        generation = self._generations.get(node_name)
+        if infos is None:  # not read in bulk: nothing kept for it
             infos = self._nominator.nominated_pods_for_node(node_name)
+            generation = None
         priority = self._priority
         uid = self._uid
         kept = self._nominated_kept.get(node_name)
         if (
             kept is not None
-            and kept.pods is infos
+            and generation is not None
+            and kept.generation == generation
             and kept.priority == priority
             and uid not in kept.uids
         ):
@@ -552,8 +561,8 @@ class _DryRun:
             sums, uids = _sums_at_or_above(infos, priority)
             if uid in uids:  # the preemptor is nominated here: it does not count for itself
                 sums, _ = _sums_at_or_above([i for i in infos if i.pod.uid != uid], priority)
-            else:
-                self._nominated_kept[node_name] = _NominatedSums(infos, priority, uids, sums)
+            elif generation is not None:
+                self._nominated_kept[node_name] = _NominatedSums(generation, priority, uids, sums)
         added[node_name] = sums
         return sums
 
@@ -685,7 +694,7 @@ def _sums_at_or_above(
 class _NominatedSums(NamedTuple):
     """The sums of the pods nominated to one node that a preemptor of ``priority`` counts."""
 
-    pods: Sequence[fw.PodInfo]  # the nominator's list they were taken from (same object)
+    generation: int  # the node's nominated generation they were taken at
     priority: int
     uids: frozenset[str]  # the pods counted: a preemptor among them needs its own sums
     sums: tuple[int, int, int, int] | None

@@ -21,6 +21,11 @@ from schedframe.objects import (
     NodeSelectorTerm,
     PreferredSchedulingTerm,
 )
+from schedframe.objects.validation import (
+    is_qualified_name,
+    is_valid_label_value,
+    label_name_issues,
+)
 
 __all__ = [
     "GoValue",
@@ -44,26 +49,6 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-_QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE: Final = f"^{_QNAME_FMT}$"
-_QNAME_MSG: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_QNAME_MAX: Final = 63
-_LABEL_VALUE_FMT: Final = f"({_QNAME_FMT})?"
-_LABEL_VALUE_RE: Final = f"^{_LABEL_VALUE_FMT}$"
-_LABEL_VALUE_MSG: Final = (
-    "a valid label must be an empty string or consist of alphanumeric characters, "
-    "'-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT: Final = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_RE: Final = f"^{_DNS1123_SUBDOMAIN_FMT}$"
-_DNS1123_SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
 _INT64_RE: Final = r"[+-]?[0-9]+"
 
 _LABEL_OPERATORS: Final = {
@@ -95,70 +80,6 @@ class GoValue:
 
     def __repr__(self) -> str:
         return f"GoValue({self._text!r})"
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _is_dns1123_subdomain(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _regex(_DNS1123_SUBDOMAIN_RE).match(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """Upstream ``validation.IsQualifiedName``: an optional DNS prefix, ``/``, and a name."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in _is_dns1123_subdomain(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > _QNAME_MAX:
-        errs.append(f"name part must be no more than {_QNAME_MAX} characters")
-    if not _regex(_QNAME_RE).match(name):
-        errs.append(
-            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
-
-
-def is_valid_label_value(value: str) -> list[str]:
-    """Upstream ``validation.IsValidLabelValue``."""
-    errs: list[str] = []
-    if len(value) > _QNAME_MAX:
-        errs.append(f"must be no more than {_QNAME_MAX} characters")
-    if not _regex(_LABEL_VALUE_RE).match(value):
-        errs.append(
-            _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
-        )
-    return errs
-
-
-def label_name_issues(name: str, path: str) -> list[FieldIssue]:
-    """Upstream ``metav1validation.ValidateLabelName``: one issue per broken rule."""
-    return [
-        FieldIssue(path=path, kind=INVALID, value=name, detail=m) for m in is_qualified_name(name)
-    ]
 
 
 def unsupported_issue(path: str, value: str, supported: Sequence[str] | None) -> FieldIssue:

@@ -16,7 +16,7 @@ from typing import ClassVar, Final
 import attrs
 
 from schedframe import framework as fw
-from schedframe.errors import ConfigError, FieldIssue, ManifestError
+from schedframe.errors import UNKNOWN_FIELD, ConfigError, FieldIssue, ManifestError
 from schedframe.objects import (
     Affinity,
     Node,
@@ -83,11 +83,15 @@ def node_affinity_from_dict(data: object) -> NodeAffinitySpec:
     """
     if not isinstance(data, Mapping):
         raise TypeError("expected an object")
+    unknown = _unknown_fields(data, _NODE_AFFINITY_FIELDS, "")
+    if unknown:
+        raise ConfigError(unknown)
     manifest = {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": "addedAffinity"},
-        "spec": {"affinity": {"nodeAffinity": dict(data)}},
+        # A wrapper the API server would accept, so that only the affinity can be wrong.
+        "metadata": {"name": "added-affinity"},
+        "spec": {"containers": [{"name": "c"}], "affinity": {"nodeAffinity": dict(data)}},
     }
     from schedframe.objects import pod_from_dict
 
@@ -98,6 +102,45 @@ def node_affinity_from_dict(data: object) -> NodeAffinitySpec:
     affinity = pod.spec.affinity
     assert affinity is not None and affinity.node_affinity is not None
     return affinity.node_affinity
+
+
+# The fields of v1.NodeAffinity and what it holds: a field name maps to the fields of its
+# object (or of each item of its list); ``None`` is a leaf.
+_REQUIREMENT_FIELDS: Final[Mapping[str, object]] = {"key": None, "operator": None, "values": None}
+_TERM_FIELDS: Final[Mapping[str, object]] = {
+    "matchExpressions": _REQUIREMENT_FIELDS,
+    "matchFields": _REQUIREMENT_FIELDS,
+}
+_NODE_AFFINITY_FIELDS: Final[Mapping[str, object]] = {
+    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": _TERM_FIELDS},
+    "preferredDuringSchedulingIgnoredDuringExecution": {
+        "weight": None,
+        "preference": _TERM_FIELDS,
+    },
+}
+
+
+def _unknown_fields(data: object, fields: Mapping[str, object], path: str) -> list[FieldIssue]:
+    """Unknown field issues in ``data`` against ``fields``, as upstream's strict decoding of
+    ``pluginConfig`` args reports them (a typo'd ``matchExpresions`` would otherwise drop the
+    restriction silently: the objects codec reads pods leniently)."""
+    if isinstance(data, list):
+        found: list[FieldIssue] = []
+        for i, item in enumerate(data):
+            found.extend(_unknown_fields(item, fields, f"{path}[{i}]"))
+        return found
+    if not isinstance(data, Mapping):
+        return []  # a wrong type is the codec's to report
+    found = []
+    for key, value in data.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in fields:
+            found.append(FieldIssue(path=where, kind=UNKNOWN_FIELD))
+            continue
+        inner = fields[key]
+        if isinstance(inner, Mapping):
+            found.extend(_unknown_fields(value, inner, where))
+    return found
 
 
 _PREFERENCE_IN_PATH: Final = re.escape(_PREFERRED_K8S) + r"(\[\d+\])\.preference(?=\.|$)"

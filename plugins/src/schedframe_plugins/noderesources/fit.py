@@ -12,8 +12,6 @@ in-place resize status resources; the pod's container requests are what count.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, TypeVar
 
@@ -22,6 +20,7 @@ import attrs
 from schedframe import errors
 from schedframe import framework as fw
 from schedframe.objects import Node, Pod, is_extended_resource_name, is_scalar_resource_name
+from schedframe.objects.validation import label_name_issues
 from schedframe_plugins import names
 from schedframe_plugins.noderesources.least_allocated import (
     least_allocated_columns_kernel,
@@ -61,13 +60,6 @@ __all__ = [
     "fits",
     "fits_request",
 ]
-
-
-@functools.cache
-def _regex(pattern: str) -> re.Pattern[str]:
-    # Compiled on first use: compiling every validation pattern at import time was a large
-    # part of building a profile, and most profiles never validate what they match.
-    return re.compile(pattern)
 
 
 NAME: Final = names.NODE_RESOURCES_FIT
@@ -189,6 +181,18 @@ class NodeResourcesFitArgs:
                 )
             )
         issues.extend(validate_resources(strategy.resources, "scoringStrategy.resources"))
+        if (
+            strategy.type == REQUESTED_TO_CAPACITY_RATIO
+            and strategy.requested_to_capacity_ratio is None
+        ):
+            # Upstream does not check this and fails building the plugin; say where instead.
+            issues.append(
+                errors.FieldIssue(
+                    path="scoringStrategy.requestedToCapacityRatio",
+                    kind=errors.REQUIRED,
+                    detail="scoring strategy RequestedToCapacityRatio needs a shape",
+                )
+            )
         if strategy.requested_to_capacity_ratio is not None:
             # Upstream reports the shape under scoringStrategy.shape.
             issues.extend(
@@ -257,66 +261,8 @@ def validate_function_shape(
     return issues
 
 
-# Upstream apimachinery IsQualifiedName, as metav1validation.ValidateLabelName applies it.
-_QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE: Final = f"^{_QNAME_FMT}$"
-_QNAME_MSG: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS_SUBDOMAIN_FMT: Final = _DNS_LABEL_FMT + "(\\." + _DNS_LABEL_FMT + ")*"
-_DNS_SUBDOMAIN_RE: Final = f"^{_DNS_SUBDOMAIN_FMT}$"
-_DNS_SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    shown = "".join((" or " if i else "") + f"'{e}', " for i, e in enumerate(examples))
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _qualified_name_errors(value: str) -> list[str]:
-    found: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            found.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                found.append("prefix part must be no more than 253 characters")
-            if not _regex(_DNS_SUBDOMAIN_RE).match(prefix):
-                found.append(
-                    "prefix part "
-                    + _regex_error(_DNS_SUBDOMAIN_MSG, _DNS_SUBDOMAIN_FMT, "example.com")
-                )
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        found.append("name part must be non-empty")
-    elif len(name) > 63:
-        found.append("name part must be no more than 63 characters")
-    if not _regex(_QNAME_RE).match(name):
-        found.append(
-            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return found
-
-
 def _label_name_issues(path: str, value: str) -> list[errors.FieldIssue]:
-    return [
-        errors.FieldIssue(path=path, kind=errors.INVALID, value=value, detail=msg)
-        for msg in _qualified_name_errors(value)
-    ]
+    return label_name_issues(value, path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,6 +560,24 @@ class Fit(
         """Compute the pod's effective requests once for every Filter call."""
         state[_PRE_FILTER] = compute_pod_resource_request(pod)
         return None
+
+    def resource_bound(self, state: fw.CycleState) -> tuple[tuple[int, int, int], bool] | None:
+        """The pod's cpu/memory/ephemeral-storage request as :meth:`filter` checks it, and
+        whether that is all it asks for (the optional
+        :class:`~schedframe.framework.batch.ResourceBound` fast form, which preemption reads).
+
+        :meth:`filter` rejects a node when the pod count or one of these requests does not
+        fit, whatever the arguments (they only ignore extended resources), and, for a pod
+        without extended or other scalar requests, passes it otherwise. ``None`` before
+        PreFilter, or for a subclass that replaced :meth:`filter` (the promise is this
+        class's).
+        """
+        if type(self).filter is not Fit.filter:
+            return None
+        request = state.get(_PRE_FILTER)
+        if request is None:
+            return None
+        return (request.milli_cpu, request.memory, request.ephemeral_storage), not request.scalar
 
     def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
         """Reject the node when a requested resource or the pod count does not fit."""

@@ -15,22 +15,25 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent
-from schedframe.backends.kubernetes._events import EventSink, ObjectReference
+from schedframe.backends.kubernetes._events import EventSink
 from schedframe.backends.kubernetes._reflector import MIN_WATCH_TIMEOUT, Decode, Reflector
-from schedframe.backends.kubernetes._transport import ApiError, ApiTransport, TransportError
+from schedframe.backends.kubernetes._transport import (
+    ApiError,
+    ApiTransport,
+    RateLimiter,
+    TransportError,
+)
 from schedframe.errors import BackendError
 from schedframe.objects import (
-    Node,
+    ObjectReference,
     Pod,
     PodCondition,
     ResourceClaim,
     from_dict,
-    namespace_from_dict,
-    node_from_dict,
-    pdb_from_dict,
-    pod_from_dict,
     to_dict,
 )
+from schedframe.objects._codec import server_decoder
+from schedframe.objects._custom import custom_kind
 
 if TYPE_CHECKING:
     from schedframe.config import KubeSchedulerConfiguration
@@ -42,34 +45,42 @@ log = logging.getLogger("schedframe.backends.kubernetes")
 #: Upstream ``newPodInformer``: finished pods hold no resources and are never scheduled.
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 
-
-def _decoder(kind: str) -> Decode:
-    # Items of a list response carry no kind; the collection says what they are.
-    def decode(d: Mapping[str, Any]) -> object:
-        return from_dict({**d, "kind": kind})
-
-    return decode
-
-
+# Objects as the API server serves them: it has checked fields and validated them, possibly
+# for a newer API than this library knows (kube-scheduler's informers decode so too). Items of
+# a list response carry no kind; the collection says what they are.
 _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
-    "Namespace": ("/api/v1/namespaces", namespace_from_dict),
-    "Node": ("/api/v1/nodes", node_from_dict),
-    "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", pdb_from_dict),
+    "Namespace": ("/api/v1/namespaces", server_decoder("Namespace")),
+    "Node": ("/api/v1/nodes", server_decoder("Node")),
+    "PodDisruptionBudget": (
+        "/apis/policy/v1/poddisruptionbudgets",
+        server_decoder("PodDisruptionBudget"),
+    ),
     # What default spreading reads (kube-scheduler's informer factory watches them too).
-    "Service": ("/api/v1/services", _decoder("Service")),
-    "ReplicationController": ("/api/v1/replicationcontrollers", _decoder("ReplicationController")),
-    "ReplicaSet": ("/apis/apps/v1/replicasets", _decoder("ReplicaSet")),
-    "StatefulSet": ("/apis/apps/v1/statefulsets", _decoder("StatefulSet")),
+    "Service": ("/api/v1/services", server_decoder("Service")),
+    "ReplicationController": (
+        "/api/v1/replicationcontrollers",
+        server_decoder("ReplicationController"),
+    ),
+    "ReplicaSet": ("/apis/apps/v1/replicasets", server_decoder("ReplicaSet")),
+    "StatefulSet": ("/apis/apps/v1/statefulsets", server_decoder("StatefulSet")),
     # What DynamicResources reads.
-    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", _decoder("DeviceClass")),
-    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", _decoder("ResourceSlice")),
-    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", _decoder("ResourceClaim")),
+    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", server_decoder("DeviceClass")),
+    "ResourceSlice": (
+        "/apis/resource.k8s.io/v1/resourceslices",
+        server_decoder("ResourceSlice"),
+    ),
+    "ResourceClaim": (
+        "/apis/resource.k8s.io/v1/resourceclaims",
+        server_decoder("ResourceClaim"),
+    ),
     "ResourceClaimTemplate": (
         "/apis/resource.k8s.io/v1/resourceclaimtemplates",
-        _decoder("ResourceClaimTemplate"),
+        server_decoder("ResourceClaimTemplate"),
     ),
-    "Pod": ("/api/v1/pods", pod_from_dict),
+    "Pod": ("/api/v1/pods", server_decoder("Pod")),
 }
+#: No client-side limit: writes behind the fence took their token before checking it.
+_NO_LIMIT: Final = RateLimiter(0.0, 1)
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
 _PATCH_STEPS: Final = 4
 _PATCH_DELAY: Final = 0.010
@@ -232,6 +243,11 @@ class KubernetesBackend:
         self._started = False
         self._resync_thread: threading.Thread | None = None
         self.reflectors: dict[str, Reflector] = {}
+        self._reflector_options: dict[str, Any] = {
+            "min_watch_timeout": min_watch_timeout,
+            "backoff": backoff,
+        }
+        self._unwatchable: set[str] = set()
         for kind in KINDS:
             path, decode = _COLLECTIONS[kind]
             self.reflectors[kind] = Reflector(
@@ -248,8 +264,12 @@ class KubernetesBackend:
         self.event_sink = EventSink(
             transport, reporting_instance=reporting_instance, qps=event_qps, burst=event_burst
         )
-        #: Binding outcomes: ``bound``, ``conflict``, ``error``, ``retried``.
+        #: Binding outcomes: ``bound``, ``conflict``, ``error``, ``retried`` (and ``fenced``:
+        #: not sent, the fence being closed).
         self.bind_counts: dict[str, int] = {"bound": 0, "conflict": 0, "error": 0, "retried": 0}
+        #: Leadership: while it answers ``False`` no write is sent (binding, status, deletion,
+        #: event); checked right before each request, after the client-side rate limiter.
+        self.fence: Callable[[], bool] | None = None
         self._counts_lock = threading.Lock()
 
     # -- construction --------------------------------------------------------------------------
@@ -321,30 +341,55 @@ class KubernetesBackend:
         if self._started:
             return
         deadline = None if timeout is None else time.monotonic() + timeout
-        delay = 0.1
-        for kind in KINDS:
+        waiter = stop if stop is not None else self._stop
+        fetched: dict[str, tuple[Any, str]] = {}
+        failed: dict[str, BackendError] = {}
+
+        def fetch(kind: str) -> None:
             reflector = self.reflectors[kind]
-            while not reflector.has_synced:
+            delay = 0.1
+            while True:
                 try:
-                    reflector.list_and_replace()
+                    fetched[kind] = reflector.fetch_list()
+                    return
                 except (ApiError, TransportError) as exc:
                     if deadline is not None and time.monotonic() + delay > deadline:
-                        raise BackendError(
+                        failed[kind] = BackendError(
                             f"cannot list {kind} objects from {self.transport.host}: {exc}",
                             reason=getattr(exc, "reason", "ServiceUnavailable"),
                             code=getattr(exc, "code", 503),
-                        ) from None
+                        )
+                        return
                     log.warning("listing %s failed (will retry): %s", kind, exc)
-                    waiter = stop if stop is not None else self._stop
                     if waiter.wait(delay) or self._stop.is_set():
-                        raise BackendError(
+                        failed[kind] = BackendError(
                             f"stopped before {kind} objects could be listed",
                             reason="ServiceUnavailable",
                             code=503,
-                        ) from None
+                        )
+                        return
                     delay = min(delay * 2, 5.0)
+
+        # Every kind is listed at once (informers start together, WaitForCacheSync waits for
+        # all), then the lists are applied in the KINDS order subscribers rely on.
+        kinds = [kind for kind in self._kinds() if not self.reflectors[kind].has_synced]
+        listers = [
+            threading.Thread(
+                target=fetch, args=(kind,), name=f"schedframe-list-{kind}", daemon=True
+            )
+            for kind in kinds
+        ]
+        for thread in listers:
+            thread.start()
+        for thread in listers:
+            thread.join()
+        for kind in kinds:
+            if kind in failed:
+                raise failed[kind]
+        for kind in kinds:
+            self.reflectors[kind].apply_list(*fetched[kind])
         self._started = True
-        for kind in KINDS:
+        for kind in self._kinds():
             self.reflectors[kind].start()
         self.event_sink.start()
         if self._resync_period > 0:
@@ -353,14 +398,15 @@ class KubernetesBackend:
             )
             self._resync_thread.start()
 
-    def close(self) -> None:
-        """Stop the watches, flush queued events, close connections (idempotent)."""
+    def close(self, *, flush: bool = True) -> None:
+        """Stop the watches, flush queued events (drop them when ``flush`` is false: a
+        replica that lost its Lease writes nothing more), close connections (idempotent)."""
         if self._stop.is_set():
             return
         self._stop.set()
         for reflector in self.reflectors.values():
-            reflector.stop()
-        self.event_sink.close()
+            reflector.stop(timeout=1.0 if flush else 0.1)
+        self.event_sink.close(flush=flush)
         if self._resync_thread is not None:
             self._resync_thread.join(5)
         self.transport.close()
@@ -375,8 +421,68 @@ class KubernetesBackend:
 
     def _resync_loop(self) -> None:
         while not self._stop.wait(self._resync_period):
-            for kind in KINDS:
+            for kind in self._kinds():
                 self.reflectors[kind].resync()
+
+    def _kinds(self) -> list[str]:
+        """The watched kinds in replay order: :data:`KINDS`, custom kinds before pods."""
+        custom = [k for k in self.reflectors if k not in KINDS]
+        return [*(k for k in KINDS if k != "Pod"), *custom, "Pod"]
+
+    def watch_kind(self, kind: str) -> None:
+        """Watch a declared custom kind too (``Handle.lister`` asks, from plugin construction).
+
+        The first call starts a reflector on ``/apis/<group>/<version>/<plural>``: at once
+        (listing before it returns) when the backend is started, else with the other kinds at
+        :meth:`start`. The scheduler's identity then needs RBAC ``get``, ``list`` and
+        ``watch`` on that resource. A kind that is neither watched nor declared is logged once
+        as an error, and its lister stays empty.
+
+        Raises:
+            BackendError: the first list of a started backend failed.
+        """
+        with self._lock:
+            if kind in self.reflectors or kind in self._unwatchable:
+                return
+            declared = custom_kind(kind)
+            if declared is None:
+                self._unwatchable.add(kind)
+                log.error(
+                    "a plugin asked for a lister of kind %r, which is neither watched nor "
+                    "declared (declare_custom_kind or its CustomResourceDefinition); "
+                    "its lister stays empty",
+                    kind,
+                )
+                return
+            prefix = f"/apis/{declared.group}" if declared.group else "/api"
+            api_version = declared.api_version
+
+            def decode(d: Mapping[str, Any]) -> object:
+                # As the server serves it: no unknown-field check, no create-time validation.
+                return from_dict({"apiVersion": api_version, **d, "kind": kind}, validate="ignore")
+
+            reflector = Reflector(
+                self.transport,
+                kind=kind,
+                path=f"{prefix}/{declared.version}/{declared.plural}",
+                decode=decode,
+                deliver=self._deliver,
+                lock=self._lock,
+                **self._reflector_options,
+            )
+            self.reflectors[kind] = reflector
+            if not self._started:
+                return
+            try:
+                reflector.list_and_replace()
+            except (ApiError, TransportError) as exc:
+                del self.reflectors[kind]
+                raise BackendError(
+                    f"cannot list {declared.resource} from {self.transport.host}: {exc}",
+                    reason=getattr(exc, "reason", "ServiceUnavailable"),
+                    code=getattr(exc, "code", 503),
+                ) from None
+            reflector.start()
 
     # -- introspection -------------------------------------------------------------------------
 
@@ -424,7 +530,7 @@ class KubernetesBackend:
         deliver each later change once, in the order the reflectors applied them."""
         with self._lock:
             subscription = _Subscription(self, callback)
-            for kind in KINDS:
+            for kind in self._kinds():
                 for obj in self.reflectors[kind].objects():
                     if not subscription.active:
                         break
@@ -453,6 +559,26 @@ class KubernetesBackend:
 
     # -- Binder --------------------------------------------------------------------------------
 
+    def _fenced(self) -> bool:
+        fence = self.fence
+        if fence is None:
+            return False
+        try:
+            return not fence()
+        except Exception:
+            log.exception("the leadership fence failed; treating it as lost")
+            return True
+
+    def _send_write(self, method: str, path: str, **kwargs: Any) -> Any:
+        """A write behind the fence: the rate limiter first, then the fence, then the request
+        (a binding that waited for a token is not sent once the Lease is lost)."""
+        self.transport.limiter.wait()
+        if self._fenced():
+            raise BackendError(
+                f"{method} {path} not sent: not the leader", reason="LeaderElectionLost", code=0
+            )
+        return self.transport.request(method, path, limiter=_NO_LIMIT, **kwargs)
+
     def _count(self, outcome: str) -> None:
         with self._counts_lock:
             self.bind_counts[outcome] = self.bind_counts.get(outcome, 0) + 1
@@ -473,7 +599,7 @@ class KubernetesBackend:
             body = self.transport.request("PUT", path, body=to_dict(claim))
         except (ApiError, TransportError) as exc:
             raise exc.to_backend_error() from None
-        stored = from_dict({**body, "kind": "ResourceClaim"})
+        stored = server_decoder("ResourceClaim")({**body, "kind": "ResourceClaim"})
         assert isinstance(stored, ResourceClaim)
         return stored
 
@@ -501,7 +627,10 @@ class KubernetesBackend:
         last: BackendError | None = None
         for attempt in range(1, self._bind_attempts + 1):
             try:
-                self.transport.request("POST", path, body=body)
+                self._send_write("POST", path, body=body)
+            except BackendError:
+                self._count("fenced")
+                raise
             except ApiError as exc:
                 if exc.code == 409:
                     mine = f'is already assigned to node "{node_name}"'
@@ -540,7 +669,7 @@ class KubernetesBackend:
         delay = _PATCH_DELAY
         for step in range(1, _PATCH_STEPS + 1):
             try:
-                self.transport.request(
+                self._send_write(
                     "PATCH", path, body=body, content_type="application/strategic-merge-patch+json"
                 )
                 return
@@ -599,47 +728,17 @@ class KubernetesBackend:
             if changes:
                 self._patch_status(pod, changes)
         try:
-            self.transport.request("DELETE", _pod_path(pod), body={})
+            self._send_write("DELETE", _pod_path(pod), body={})
         except (ApiError, TransportError) as exc:
             raise exc.to_backend_error() from None
 
-    def _reference(self, obj: object) -> ObjectReference:
-        if isinstance(obj, Pod):
-            return ObjectReference(
-                kind="Pod",
-                name=obj.name,
-                namespace=obj.namespace,
-                uid=obj.uid,
-                resource_version=obj.metadata.resource_version,
-            )
-        if isinstance(obj, Node):
-            return ObjectReference(
-                kind="Node",
-                name=obj.name,
-                uid=obj.metadata.uid,
-                resource_version=obj.metadata.resource_version,
-            )
-        meta = getattr(obj, "metadata", None)
-        return ObjectReference(
-            kind=type(obj).__name__,
-            name=str(getattr(meta, "name", obj)),
-            namespace=str(getattr(meta, "namespace", "") or ""),
-            uid=str(getattr(meta, "uid", "") or ""),
-        )
-
-    def _related(self, related: str) -> ObjectReference | None:
-        if "(" in related:
-            return None  # a repr, not a name: no reference to give
-        if "/" in related:
-            namespace, name = related.split("/", 1)
-            found = self.reflectors["Pod"].get(namespace, name)
-            if found is not None:
-                return self._reference(found)
-            return ObjectReference(kind="Pod", name=name, namespace=namespace)
-        node = self.reflectors["Node"].get("", related)
-        if node is not None:
-            return self._reference(node)
-        return ObjectReference(kind="Node", name=related)
+    def _resolve(self, ref: ObjectReference) -> ObjectReference:
+        """``ref`` completed from the informers' stores (uid, resourceVersion) when it lacks
+        them and the object is known."""
+        if ref.uid or ref.kind not in ("Pod", "Node"):
+            return ref
+        found = self.reflectors[ref.kind].get(ref.namespace if ref.kind == "Pod" else "", ref.name)
+        return ObjectReference.of(found) if found is not None else ref
 
     def record_event(
         self,
@@ -649,16 +748,19 @@ class KubernetesBackend:
         reason: str,
         action: str,
         note: str,
-        related: str | None = None,
+        related: ObjectReference | None = None,
     ) -> None:
         """Queue an events.k8s.io/v1 Event about ``regarding`` (written asynchronously,
-        aggregated into series and rate-limited; see :mod:`._events`)."""
+        aggregated into series and rate-limited; see :mod:`._events`); ``related`` is the
+        object it relates to (a preemptor, for ``Preempted``)."""
+        if self._fenced():
+            return  # not the leader: a deposed replica writes nothing
         controller = self._reporting_controller or getattr(
             getattr(regarding, "spec", None), "scheduler_name", "default-scheduler"
         )
         self.event_sink.record(
-            self._reference(regarding),
-            None if not related else self._related(related),
+            ObjectReference.of(regarding),
+            None if related is None else self._resolve(related),
             event_type=event_type,
             reason=reason,
             action=action,
@@ -682,13 +784,14 @@ class KubernetesBackend:
             reason=reason,
             action=action,
             note=note,
-            related=None if related is None else _related_name(related),
+            related=_reference(related),
         )
 
 
-def _related_name(obj: object) -> str:
-    if isinstance(obj, Pod):
-        return obj.key
-    if isinstance(obj, Node):
-        return obj.name
-    return str(getattr(obj, "key", obj))
+def _reference(obj: object | None) -> ObjectReference | None:
+    if obj is None:
+        return None
+    try:
+        return ObjectReference.of(obj)
+    except TypeError:  # not an object with metadata: nothing to refer to
+        return None

@@ -24,7 +24,7 @@ from typing import Any, Final
 import click
 
 from schedframe._cli_gates import gate_options, gate_settings
-from schedframe.errors import ConfigError, SchedframeError
+from schedframe.errors import BackendError, ConfigError, SchedframeError
 
 __all__ = ["run_command"]
 
@@ -33,6 +33,15 @@ log = logging.getLogger("schedframe.backends.kubernetes")
 #: kube-scheduler's secure port number, served here as plain HTTP on loopback.
 DEFAULT_PORT: Final = 10259
 EXIT_BAD_INPUT: Final = 2
+#: Exit status when the Lease is lost (kube-scheduler exits 1).
+EXIT_LEASE_LOST: Final = 1
+#: Binding cycles running at once (pods waiting on Permit excluded).
+DEFAULT_BINDING_WORKERS: Final = 256
+#: Seconds binding cycles get to finish on SIGTERM before they are abandoned.
+SHUTDOWN_GRACE: Final = 2.0
+#: A daemon keeps the results of this many pods and about this many events (memory bound).
+MAX_RESULTS: Final = 1_000
+MAX_EVENTS: Final = 1_000
 
 
 @contextmanager
@@ -76,26 +85,37 @@ def run(
     bind_address: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
     leader_elect: bool | None = None,
-    binding_workers: int = 16,
+    binding_workers: int = DEFAULT_BINDING_WORKERS,
     sync_timeout: float = 120.0,
     stop: threading.Event | None = None,
     on_serving: Callable[[int], None] | None = None,
     feature_gates: Mapping[str, bool] | None = None,
     emulated_version: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> None:
     """Run a scheduler against a cluster until ``stop`` is set (or SIGTERM/SIGINT).
+
+    Everything is validated before anything starts (the whole configuration, every profile's
+    plugins built with their args, the leader-election settings, the kubeconfig): a bad input
+    never gets as far as serving the port, listing or taking the Lease.
+
+    Leadership is a fence: the binding cycles check it, and when the Lease is lost nothing more
+    is bound or written (binding cycles in flight are abandoned; an API call already sent may
+    complete) and :class:`LeaderElectionLost` is raised at once. When ``stop`` is set,
+    scheduling stops, binding cycles get ``shutdown_grace`` seconds to finish (the rest are
+    abandoned), then the Lease is released.
 
     ``feature_gates`` and ``emulated_version`` are ``--feature-gates``/``--emulated-version``.
 
     Raises:
         ConfigError: the configuration file is invalid.
         BackendError: the cluster cannot be reached or listed.
-        LeaderElectionLost: this replica lost its Lease (scheduling stopped first).
+        LeaderElectionLost: this replica lost its Lease.
     """
     from schedframe import hooks
     from schedframe.backends.kubernetes._backend import KubernetesBackend
     from schedframe.backends.kubernetes._leaderelection import LeaderElectionLost, LeaderElector
-    from schedframe.backends.kubernetes._metrics import HealthServer, Metrics, MetricsObserver
+    from schedframe.backends.kubernetes._metrics import HealthServer, Metrics
     from schedframe.config import load_config
     from schedframe.scheduler import Scheduler
 
@@ -106,18 +126,54 @@ def run(
     elect = config.leader_election.leader_elect if leader_elect is None else leader_elect
     backend = KubernetesBackend.from_config(config, kubeconfig=kubeconfig, context=context)
     transport = backend.transport
+    elector: LeaderElector | None = None
+    if elect:
+        try:
+            elector = LeaderElector.from_config(transport, config.leader_election)
+        except ValueError as exc:
+            backend.close()
+            raise ConfigError(str(exc), source=config_file) from None
+    abandoned = threading.Event()
+    leader = elector
+
+    def fence() -> bool:
+        return not abandoned.is_set() and (leader is None or leader.leading())
+
+    metrics = Metrics()
+    manager = hooks.plugin_manager()
+    try:
+        # Builds every profile's plugins with their args: the last of the validation.
+        sched = Scheduler(
+            config,
+            backend,
+            hooks=manager,
+            binding_workers=binding_workers,
+            max_results=MAX_RESULTS,
+            max_events=MAX_EVENTS,
+            fence=fence,
+        )
+    except BaseException:
+        backend.close()
+        raise
+    backend.fence = fence
     log.info(
         "API server %s (TLS verification %s)",
         transport.host,
         "on" if transport.verify_ssl or not transport.host.startswith("https") else "OFF",
     )
-    metrics = Metrics()
     _register_backend_metrics(metrics, backend)
+    _serve_scheduler_metrics(metrics, sched)
     server = HealthServer(metrics, address=bind_address, port=port)
     server.checks["informers"] = backend.healthy
-    elector: LeaderElector | None = None
-    sched: Scheduler | None = None
     lost: list[LeaderElectionLost] = []
+    loop: threading.Thread | None = None
+
+    def on_lost(exc: LeaderElectionLost) -> None:
+        # The fence is already closed (the elector marks the loss first); stop binding now.
+        lost.append(exc)
+        sched.abandon()
+        stop.set()
+
     try:
         server.start()
         log.info("serving /healthz and /metrics on http://%s:%d", bind_address, server.port)
@@ -125,30 +181,9 @@ def run(
             on_serving(server.port)
         if not config.delay_cache_until_active:
             _start(backend, sync_timeout, stop)
-        if elect and not stop.is_set():
-            elector = LeaderElector.from_config(transport, config.leader_election)
+        if elector is not None and not stop.is_set():
             server.checks["leaderElection"] = elector.healthy
-            leading = elector
-            metrics.describe(
-                "leader_election_master_status",
-                "gauge",
-                "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-                "backup, 1 indicates master. 'name' is the string used to identify the lease.",
-            )
-            metrics.add_collector(
-                lambda: [
-                    (
-                        "leader_election_master_status",
-                        {"name": leading.name},
-                        1.0 if leading.is_leader() else 0.0,
-                    )
-                ]
-            )
-
-            def on_lost(exc: LeaderElectionLost) -> None:
-                lost.append(exc)
-                stop.set()
-
+            register_leader_metrics(metrics, elector)
             if elector.acquire(stop):
                 elector.start_renewing(on_lost)
             else:
@@ -156,22 +191,61 @@ def run(
         if config.delay_cache_until_active and not stop.is_set():
             _start(backend, sync_timeout, stop)
         if not stop.is_set():
-            manager = hooks.plugin_manager()
-            manager.register(MetricsObserver(metrics))
-            sched = Scheduler(config, backend, hooks=manager, binding_workers=binding_workers)
-            _register_queue_metrics(metrics, sched)
             log.info("scheduling pods of %s", ", ".join(sorted(sched.profiles)))
-            while not stop.is_set():
-                sched.run(duration=0.5)
+            # The loop runs on its own thread so that this one answers signals and the loss
+            # of the Lease at once, even while the loop waits for a binding slot.
+            loop = threading.Thread(
+                target=_schedule, args=(sched, stop), name="schedframe-scheduling", daemon=True
+            )
+            loop.start()
+            while not stop.wait(0.2):
+                pass
     finally:
-        if sched is not None:
-            sched.stop()  # no new cycles; binding cycles in flight finish
-        if elector is not None:
-            elector.stop()  # releases the Lease
-        backend.close()
+        if lost:
+            # As kube-scheduler: log and exit now; nothing more is written (no event flush;
+            # the Lease is not ours to release).
+            log.error("leaderelection lost")
+            sched.abandon()
+            if loop is not None:
+                loop.join(0.5)
+            sched.stop(grace=0.0)
+            backend.close(flush=False)
+        else:
+            sched.halt()  # no new scheduling cycle from now on
+            if loop is not None:
+                loop.join(0.5)  # the current scheduling cycle ends
+            sched.stop(grace=shutdown_grace)  # binding cycles finish, or are abandoned
+            abandoned.set()
+            if loop is not None:
+                loop.join(1.0)
+            if elector is not None:
+                elector.stop()  # releases the Lease
+            backend.close()
         server.stop()
     if lost:
         raise lost[0]
+
+
+def _schedule(sched: Any, stop: threading.Event) -> None:
+    while not stop.is_set() and not sched.halted:
+        sched.run(duration=0.2)  # behind a closed fence it waits, without cycles
+
+
+def _serve_scheduler_metrics(metrics: Any, sched: Any) -> None:
+    """Upstream's scheduler families (schedframe.metrics) on /metrics; without the
+    ``metrics`` extra, the few counted here."""
+    try:
+        from schedframe.metrics import SchedulerMetrics
+    except ImportError:  # pragma: no cover - prometheus-client is an extra
+        from schedframe.backends.kubernetes._metrics import MetricsObserver
+
+        log.warning("prometheus-client is not installed: pip install 'schedframe[metrics]'")
+        sched.hooks.register(MetricsObserver(metrics))
+        _register_queue_metrics(metrics, sched)
+        return
+    scheduler_metrics = SchedulerMetrics()
+    scheduler_metrics.attach(sched)
+    metrics.add_exposition(scheduler_metrics.exposition)
 
 
 def _start(backend: Any, timeout: float, stop: threading.Event) -> None:
@@ -184,6 +258,26 @@ def _start(backend: Any, timeout: float, stop: threading.Event) -> None:
         if stop.is_set():
             return
         raise
+
+
+def register_leader_metrics(metrics: Any, elector: Any) -> None:
+    """``leader_election_master_status``: 1 while ``elector`` leads, 0 otherwise (back to 0
+    as soon as the Lease is lost, whether to another holder or to a renew deadline)."""
+    metrics.describe(
+        "leader_election_master_status",
+        "gauge",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+        "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+    )
+    metrics.add_collector(
+        lambda: [
+            (
+                "leader_election_master_status",
+                {"name": elector.name},
+                1.0 if elector.is_leader() else 0.0,
+            )
+        ]
+    )
 
 
 def _register_backend_metrics(metrics: Any, backend: Any) -> None:
@@ -294,9 +388,10 @@ def _register_queue_metrics(metrics: Any, sched: Any) -> None:
 @click.option(
     "--binding-workers",
     type=click.IntRange(1),
-    default=16,
+    default=DEFAULT_BINDING_WORKERS,
     show_default=True,
-    help="Concurrent binding cycles.",
+    help="Binding cycles running at once, each on a thread of its own (pods waiting on "
+    "Permit excluded); the scheduling loop waits beyond it.",
 )
 @click.option(
     "--sync-timeout",
@@ -349,11 +444,16 @@ def run_command(
     except ConfigError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    except BackendError as exc:
+        # A kubeconfig that cannot be used is bad input; an unreachable cluster is not.
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT if exc.reason == "InvalidConfiguration" else 1)
     except ImportError as exc:
         raise click.ClickException(
             f"the Kubernetes backend needs its extra ({exc}): pip install 'schedframe[kubernetes]'"
         ) from None
-    except SchedframeError as exc:
-        raise click.ClickException(str(exc)) from None
+    except SchedframeError as exc:  # LeaderElectionLost among others: exit 1 at once
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_LEASE_LOST)
     except OSError as exc:  # e.g. the port is taken
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from None

@@ -33,6 +33,7 @@ from schedframe.backends.kubernetes._transport import (
     RateLimiter,
     TransportError,
 )
+from schedframe.objects import ObjectReference
 
 __all__ = ["EventSink", "ObjectReference"]
 
@@ -53,29 +54,8 @@ def micro_time(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-@attrs.frozen
-class ObjectReference:
-    """A ``v1.ObjectReference`` to the object an event is about."""
-
-    kind: str
-    name: str
-    namespace: str = ""
-    uid: str = ""
-    api_version: str = "v1"
-    resource_version: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
-        if self.namespace:
-            out["namespace"] = self.namespace
-        if self.uid:
-            out["uid"] = self.uid
-        if self.resource_version:
-            out["resourceVersion"] = self.resource_version
-        return out
-
-    def identity(self) -> tuple[str, str, str, str, str]:
-        return (self.api_version, self.kind, self.namespace, self.name, self.uid)
+def _identity(ref: ObjectReference) -> tuple[str, str, str, str, str]:
+    return (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid)
 
 
 @attrs.define
@@ -138,10 +118,19 @@ class EventSink:
             self._thread = threading.Thread(target=self._run, name="schedframe-events", daemon=True)
             self._thread.start()
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued (for up to ``timeout`` seconds), then stop; later events
-        are dropped."""
+    def close(self, timeout: float = 5.0, *, flush: bool = True) -> None:
+        """Write what is queued (for up to ``timeout`` seconds; nothing when ``flush`` is
+        false), then stop; later events are dropped."""
         self._closed = True
+        if not flush:
+            self._stop.set()
+            while True:
+                try:
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                self.counts["dropped"] += 1
+            timeout = min(timeout, 0.1)  # a write in flight may finish without us
         thread = self._thread
         if thread is None:
             return
@@ -194,9 +183,9 @@ class EventSink:
             action,
             reason,
             reporting_controller,
-            regarding.identity(),
+            _identity(regarding),
             note,
-            None if related is None else related.identity(),
+            None if related is None else _identity(related),
         )
         try:
             self._queue.put_nowait(_Item(key, event, now))

@@ -10,6 +10,13 @@ when it could not renew within ``renewDeadline``.
 
 Unlike client-go (whose config helper calls ``sys.exit``), bad settings raise
 :class:`ValueError` and a lost Lease raises :class:`LeaderElectionLost`: the caller decides.
+
+Leadership is a fence (:meth:`LeaderElector.leading`): it holds only while the last successful
+renewal is less than ``renewDeadline`` old, so a replica cut off from the API server stops
+binding on its own clock before any standby can take the Lease over (which needs
+``leaseDuration`` without a change). Stricter than client-go, which keeps retrying until the
+renew deadline: observing the Lease held by another identity is a loss at once, and every
+Lease request times out at the renew deadline, so a hung request cannot hold the loop.
 """
 
 from __future__ import annotations
@@ -152,6 +159,9 @@ class LeaderElector:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reported_leader = ""
+        self._renewed_at: float | None = None
+        self._lost = False
+        self._deadline: float | None = None
 
     @classmethod
     def from_config(
@@ -190,9 +200,28 @@ class LeaderElector:
         return f"/apis/coordination.k8s.io/v1/namespaces/{quote(self.namespace, safe='')}/leases"
 
     def is_leader(self) -> bool:
-        """Whether the last record observed names this replica."""
+        """Whether the last record observed names this replica (never after a loss)."""
         with self._lock:
-            return self._observed.holder_identity == self.identity
+            return not self._lost and self._observed.holder_identity == self.identity
+
+    def leading(self) -> bool:
+        """The fence: this replica holds the Lease and renewed it less than ``renewDeadline``
+        ago (on its own clock). Binding cycles check it before binding."""
+        with self._lock:
+            if self._lost or self._observed.holder_identity != self.identity:
+                return False
+            renewed = self._renewed_at
+        return renewed is not None and self._clock() - renewed < self.renew_deadline
+
+    @property
+    def lost(self) -> bool:
+        """Whether this replica lost the Lease (for good: a lost elector never leads again)."""
+        with self._lock:
+            return self._lost
+
+    def _mark_lost(self) -> None:
+        with self._lock:
+            self._lost = True
 
     @property
     def leader(self) -> str:
@@ -204,6 +233,21 @@ class LeaderElector:
         with self._lock:
             self._observed = record
             self._observed_time = self._clock()
+
+    def _renewed(self, record: LeaderElectionRecord, started: float) -> None:
+        """``record`` (naming this replica) was written; the fence counts from ``started``,
+        when the write was sent, not from when its answer came."""
+        self._set_observed(record)
+        with self._lock:
+            self._renewed_at = started
+
+    def _timeout(self) -> tuple[float, float]:
+        """Lease requests end by the renew deadline (client-go bounds the renewal with a
+        context of that timeout)."""
+        deadline = self._deadline
+        remaining = self.renew_deadline if deadline is None else deadline - self._clock()
+        remaining = max(0.05, min(remaining, self.renew_deadline))
+        return (remaining, remaining)
 
     def _lease_valid(self, now: float) -> bool:
         with self._lock:
@@ -221,7 +265,9 @@ class LeaderElector:
 
     def _get(self) -> dict[str, Any] | None:
         try:
-            lease = self._transport.request("GET", f"{self._path}/{quote(self.name, safe='')}")
+            lease = self._transport.request(
+                "GET", f"{self._path}/{quote(self.name, safe='')}", timeout=self._timeout()
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return None
@@ -237,7 +283,7 @@ class LeaderElector:
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": record.to_spec(),
         }
-        lease = self._transport.request("POST", self._path, body=body)
+        lease = self._transport.request("POST", self._path, body=body, timeout=self._timeout())
         self._lease = lease if isinstance(lease, dict) else None
 
     def _update(self, record: LeaderElectionRecord) -> None:
@@ -248,7 +294,7 @@ class LeaderElector:
         if not record.holder_identity:
             body["spec"].pop("holderIdentity", None)
         lease = self._transport.request(
-            "PUT", f"{self._path}/{quote(self.name, safe='')}", body=body
+            "PUT", f"{self._path}/{quote(self.name, safe='')}", body=body, timeout=self._timeout()
         )
         self._lease = lease if isinstance(lease, dict) else None
 
@@ -275,7 +321,7 @@ class LeaderElector:
             except (ApiError, TransportError) as exc:
                 log.info("failed to update the lease optimistically: %s; falling back", exc)
             else:
-                self._set_observed(record)
+                self._renewed(record, now)
                 return True
         # 2. Get, or create, the record.
         try:
@@ -289,7 +335,7 @@ class LeaderElector:
             except (ApiError, TransportError) as exc:
                 log.warning("error initially creating the lease: %s", exc)
                 return False
-            self._set_observed(record)
+            self._renewed(record, now)
             return True
         self._lease = lease
         spec = lease.get("spec") if isinstance(lease.get("spec"), Mapping) else {}
@@ -314,7 +360,7 @@ class LeaderElector:
         except (ApiError, TransportError) as exc:
             log.info("failed to update the lease: %s", exc)
             return False
-        self._set_observed(record)
+        self._renewed(record, now)
         return True
 
     def _report(self) -> None:
@@ -356,20 +402,37 @@ class LeaderElector:
         """
         stop = stop or self._stop
         while not stop.wait(self.retry_period):
-            deadline = self._clock() + self.renew_deadline
+            with self._lock:
+                renewed_at = self._renewed_at
+            # The deadline runs from the last successful renewal, as the fence does.
+            deadline = (self._clock() if renewed_at is None else renewed_at) + self.renew_deadline
+            self._deadline = deadline
             renewed = False
+            taken = ""
             while not stop.is_set():
                 if self.try_acquire_or_renew():
                     renewed = True
                     break
+                holder = self.leader
+                if holder and holder != self.identity:
+                    taken = holder  # another replica holds it: lost now, not at the deadline
+                    break
                 if self._clock() + self.retry_period > deadline:
                     break
-                if stop.wait(self.retry_period):
+                if stop.wait(min(self.retry_period, max(0.0, deadline - self._clock()))):
                     break
+            self._deadline = None
             self._report()
             if stop.is_set():
                 break
             if not renewed:
+                self._mark_lost()
+                if taken:
+                    log.error("lease %s/%s is now held by %s", self.namespace, self.name, taken)
+                    raise LeaderElectionLost(
+                        f"leader election lost: lease {self.namespace}/{self.name} is held by "
+                        f"{taken}"
+                    )
                 log.error("failed to renew lease %s/%s: timed out", self.namespace, self.name)
                 raise LeaderElectionLost(
                     f"leader election lost: could not renew lease {self.namespace}/{self.name} "

@@ -50,6 +50,7 @@ class Metrics:
         self._meta: dict[str, tuple[str, str]] = {}
         self._counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
         self._collectors: list[Callable[[], Iterable[Sample]]] = []
+        self._expositions: list[Callable[[], str]] = []
 
     def describe(self, name: str, kind: str, help_text: str) -> None:
         """Declare ``name`` as a ``counter`` or ``gauge`` with its help text."""
@@ -66,6 +67,12 @@ class Metrics:
         """Register a function giving ``(name, labels, value)`` samples at scrape time."""
         with self._lock:
             self._collectors.append(collect)
+
+    def add_exposition(self, render: Callable[[], str]) -> None:
+        """Append the text ``render()`` gives (a whole exposition, e.g. a prometheus_client
+        registry's) to every scrape."""
+        with self._lock:
+            self._expositions.append(render)
 
     def value(self, name: str, labels: Mapping[str, str] | None = None) -> float:
         """A counter's current value (0 when never incremented)."""
@@ -95,7 +102,15 @@ class Metrics:
             lines.append(f"# TYPE {name} {kind}")
             for sample_labels, value in sorted(samples[name], key=lambda s: sorted(s[0].items())):
                 lines.append(f"{name}{_labels(sample_labels)} {_number(value)}")
-        return "\n".join(lines) + "\n"
+        text = "\n".join(lines) + "\n"
+        with self._lock:
+            expositions = list(self._expositions)
+        for render in expositions:
+            try:
+                text += render()
+            except Exception:
+                log.exception("a metrics exposition failed")
+        return text
 
 
 class MetricsObserver:

@@ -173,6 +173,16 @@ class Reflector:
         Raises:
             ApiError, TransportError: the list failed.
         """
+        self.apply_list(*self.fetch_list())
+
+    def fetch_list(self) -> tuple[dict[_Key, _Entry], str]:
+        """The list request of :meth:`list_and_replace` (its objects, decoded, and revision),
+        without touching the store: the backend fetches every kind at once (each decoding
+        while the others wait for the server), then applies them in order.
+
+        Raises:
+            ApiError, TransportError: the list failed.
+        """
         if self._last_rv_unavailable:
             rv = ""
         elif not self._last_rv:
@@ -194,7 +204,11 @@ class Reflector:
             raise TransportError(f"GET {self.path}: the list is not a JSON object")
         list_rv = str(_meta(body).get("resourceVersion") or "")
         items = body.get("items") or []
-        self._replace(items if isinstance(items, list) else [], list_rv)
+        return self._decode_items(items if isinstance(items, list) else []), list_rv
+
+    def apply_list(self, decoded: dict[_Key, _Entry], list_rv: str) -> None:
+        """Replace the store with a list fetched by :meth:`fetch_list`."""
+        self._replace(decoded, list_rv)
         self._last_rv_unavailable = False
         self.stats.lists += 1
         self._synced.set()
@@ -400,7 +414,7 @@ class Reflector:
             log.error("cannot read %s %s; ignoring it: %s", self.kind, name, exc)
             return None
 
-    def _replace(self, items: list[Any], list_rv: str) -> None:
+    def _decode_items(self, items: list[Any]) -> dict[_Key, _Entry]:
         decoded: dict[_Key, _Entry] = {}
         for raw in items:
             if not isinstance(raw, Mapping):
@@ -409,6 +423,9 @@ class Reflector:
             if obj is None:
                 continue
             decoded[_key_of(raw)] = _Entry(obj, _rv_of(raw), str(_meta(raw).get("uid") or ""))
+        return decoded
+
+    def _replace(self, decoded: dict[_Key, _Entry], list_rv: str) -> None:
         try:
             rv_number = int(list_rv or 0)
         except ValueError:

@@ -18,6 +18,7 @@ import os
 import random
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -274,8 +275,11 @@ class ApiTransport:
         from kubernetes.client.configuration import Configuration
 
         config = Configuration()
-        # Watches, binding workers and events share the pool: keep connections around.
+        # Watches, binding cycles and events share the pool: keep connections around.
         config.connection_pool_maxsize = 64
+        # One retry layer, ours (bind attempts, status patch backoff, reflector relists):
+        # urllib3's default of three retries would stack inside it during an outage.
+        config.retries = False
         return config
 
     @classmethod
@@ -284,6 +288,8 @@ class ApiTransport:
 
         client = ApiClient(config)
         client.user_agent = "schedframe/0.1 (kubernetes-backend)"
+        if not config.verify_ssl and str(config.host).startswith("https"):
+            _warn_insecure(str(config.host))
         return cls(client, qps=qps, burst=burst)
 
     @classmethod
@@ -311,6 +317,7 @@ class ApiTransport:
             location = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser(
                 str(KUBE_CONFIG_DEFAULT_LOCATION)
             )
+        current = check_kubeconfig(location, context)
         loader = cast("Callable[..., None]", load_kube_config)
         try:
             loader(
@@ -319,9 +326,13 @@ class ApiTransport:
                 client_configuration=config,
                 persist_config=False,
             )
-        except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
+        except Exception as exc:
+            # The client's messages quote kubeconfig sections, credentials included: never
+            # forwarded, only the kind of failure.
+            kind = "ConfigException" if isinstance(exc, ConfigException) else type(exc).__name__
             raise BackendError(
-                f"cannot load kubeconfig {location}: {type(exc).__name__}: {_first_line(exc)}",
+                f"cannot load kubeconfig {location}: the kubernetes client rejected context "
+                f'"{current}" ({kind}); check its cluster and user entries',
                 reason="InvalidConfiguration",
                 code=0,
             ) from None
@@ -493,6 +504,126 @@ class ApiTransport:
                 path=path,
             )
         return WatchStream(response, path)
+
+
+def _kubeconfig_error(location: str, detail: str) -> BackendError:
+    return BackendError(
+        f"cannot load kubeconfig {location}: {detail}", reason="InvalidConfiguration", code=0
+    )
+
+
+def _named(
+    doc: Mapping[str, Any], section: str, body_key: str, location: str
+) -> list[tuple[str, Mapping[str, Any]]]:
+    entries = doc.get(section)
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise _kubeconfig_error(location, f"{section}: must be a list")
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for index, entry in enumerate(entries):
+        where = f"{section}[{index}]"
+        if not isinstance(entry, Mapping):
+            raise _kubeconfig_error(location, f"{where}: must be a mapping")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise _kubeconfig_error(location, f"{where}.name: must be a non-empty string")
+        body = entry.get(body_key)
+        if body is None:
+            raise _kubeconfig_error(location, f"{where}.{body_key}: Required value")
+        if not isinstance(body, Mapping):
+            raise _kubeconfig_error(location, f"{where}.{body_key}: must be a mapping")
+        out.append((name, body))
+    return out
+
+
+def check_kubeconfig(location: str, context: str | None = None) -> str:
+    """Check a kubeconfig before the client reads it: one clear line naming the file and the
+    field for what is wrong, never a value that could be a credential.
+
+    Returns:
+        The name of the context to use.
+
+    Raises:
+        BackendError: (``reason="InvalidConfiguration"``) the file cannot be read, is not
+            YAML, or does not name a context, its cluster with a server URL, and its user.
+    """
+    import yaml
+
+    try:
+        with open(location, encoding="utf-8") as handle:
+            text = handle.read()
+    except UnicodeDecodeError:
+        raise _kubeconfig_error(location, "not UTF-8 text") from None
+    except OSError as exc:
+        raise _kubeconfig_error(location, exc.strerror or type(exc).__name__) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise _kubeconfig_error(location, f"not valid YAML{where}") from None
+    except RecursionError:
+        raise _kubeconfig_error(location, "nested too deeply") from None
+    if not isinstance(doc, Mapping):
+        raise _kubeconfig_error(location, "must be a mapping (a kind: Config document)")
+    clusters = _named(doc, "clusters", "cluster", location)
+    users = _named(doc, "users", "user", location)
+    contexts = _named(doc, "contexts", "context", location)
+    current = context if context else doc.get("current-context")
+    if not current:
+        raise _kubeconfig_error(location, "current-context: Required value (or pass --context)")
+    if not isinstance(current, str):
+        raise _kubeconfig_error(location, "current-context: must be a string")
+    found = [(i, body) for i, (name, body) in enumerate(contexts) if name == current]
+    if not found:
+        raise _kubeconfig_error(location, f'context "{current}" is not defined in contexts')
+    index, ctx = found[0]
+    cluster_name = ctx.get("cluster")
+    if not isinstance(cluster_name, str) or not cluster_name:
+        raise _kubeconfig_error(
+            location, f"contexts[{index}].context.cluster: must be a non-empty string"
+        )
+    matching = [(i, body) for i, (name, body) in enumerate(clusters) if name == cluster_name]
+    if not matching:
+        raise _kubeconfig_error(
+            location,
+            f'cluster "{cluster_name}" (of context "{current}") is not defined in clusters',
+        )
+    c_index, cluster = matching[0]
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server.startswith(("http://", "https://")):
+        raise _kubeconfig_error(
+            location, f"clusters[{c_index}].cluster.server: must be an http:// or https:// URL"
+        )
+    user_name = ctx.get("user")
+    if user_name is not None and user_name != "":
+        if not isinstance(user_name, str):
+            raise _kubeconfig_error(location, f"contexts[{index}].context.user: must be a string")
+        if not any(name == user_name for name, _ in users):
+            raise _kubeconfig_error(
+                location, f'user "{user_name}" (of context "{current}") is not defined in users'
+            )
+    return current
+
+
+_insecure_hosts: set[str] = set()
+_insecure_lock = threading.Lock()
+
+
+def _warn_insecure(host: str) -> None:
+    """One warning per run and host, in the log format, instead of urllib3's
+    ``InsecureRequestWarning`` on every request."""
+    warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+    with _insecure_lock:
+        if host in _insecure_hosts:
+            return
+        _insecure_hosts.add(host)
+    log.warning(
+        "TLS verification of the API server %s is disabled (insecure-skip-tls-verify): "
+        "its identity is not checked",
+        host,
+    )
 
 
 def _first_line(exc: BaseException) -> str:

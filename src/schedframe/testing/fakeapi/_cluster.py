@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import uuid
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -104,6 +104,27 @@ RESOURCES: Final[dict[str, Resource]] = {
     )
 }
 _BY_KIND: Final = {r.kind: r for r in RESOURCES.values()}
+
+
+def _custom_resources() -> dict[str, Resource]:
+    from schedframe.objects import custom_kinds
+
+    return {
+        ck.plural: Resource(ck.plural, ck.group, ck.version, ck.kind, ck.namespaced, True)
+        for ck in custom_kinds()
+        if ck.plural not in RESOURCES
+    }
+
+
+def served_resources() -> dict[str, Resource]:
+    """The resources the fake serves: :data:`RESOURCES` and every declared custom kind
+    (:func:`schedframe.objects.declare_custom_kind`), with a ``status`` subresource."""
+    return {**RESOURCES, **_custom_resources()}
+
+
+def resource_named(name: str) -> Resource | None:
+    """The served resource of plural ``name``, or ``None``."""
+    return RESOURCES.get(name) or _custom_resources().get(name)
 
 
 def status_body(
@@ -253,10 +274,10 @@ class Cluster:
             raise ValueError("window_size must be at least 1")
         self.lock = threading.RLock()
         self._rv = 0
-        self._objects: dict[str, dict[_Key, _Obj]] = {name: {} for name in RESOURCES}
+        self._objects: defaultdict[str, dict[_Key, _Obj]] = defaultdict(dict)
         self._window_size = window_size
-        self._windows: dict[str, deque[EventRecord]] = {name: deque() for name in RESOURCES}
-        self._floors: dict[str, int] = dict.fromkeys(RESOURCES, 0)
+        self._windows: defaultdict[str, deque[EventRecord]] = defaultdict(deque)
+        self._floors: defaultdict[str, int] = defaultdict(int)
         self._graceful = graceful_deletion
         self._kubelet_delay = kubelet_delay
         self.bindings: list[BindingRecord] = []
@@ -286,14 +307,14 @@ class Cluster:
             raise ValueError("window size must be at least 1")
         with self.lock:
             self._window_size = size
-            for name in RESOURCES:
+            for name in served_resources():
                 self._trim(name, size)
 
     def compact(self, keep: int = 0) -> None:
         """Drop all but the newest ``keep`` events of every window, as etcd compaction and
         the watch cache's eviction do; later watches from older revisions get 410."""
         with self.lock:
-            for name in RESOURCES:
+            for name in served_resources():
                 self._trim(name, keep)
                 if keep == 0:
                     self._floors[name] = self._rv
@@ -351,7 +372,7 @@ class Cluster:
     # -- reads ---------------------------------------------------------------------------------
 
     def get(self, resource: str, namespace: str, name: str) -> _Obj:
-        res = RESOURCES[resource]
+        res = _resource(resource)
         with self.lock:
             return copy.deepcopy(self._get(res, self._key(res, namespace, name)))
 
@@ -371,7 +392,7 @@ class Cluster:
             StatusError: 410 for ``resourceVersionMatch=Exact`` on an old revision, 504 for
                 a revision from the future, 400 for a bad ``resourceVersionMatch``.
         """
-        res = RESOURCES[resource]
+        res = _resource(resource)
         with self.lock:
             current = self._rv
             if resource_version_match not in ("", "Exact", "NotOlderThan"):
@@ -439,7 +460,7 @@ class Cluster:
             StatusError: 400 (namespace mismatch), 404 (no such namespace), 409
                 AlreadyExists, 422 Invalid.
         """
-        res = RESOURCES[resource]
+        res = _resource(resource)
         obj = copy.deepcopy(dict(body))
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
@@ -502,7 +523,7 @@ class Cluster:
             StatusError: 400 name mismatch, 404, 409 Conflict on a stale resourceVersion or a
                 different uid, 422 Invalid.
         """
-        res = RESOURCES[resource]
+        res = _resource(resource)
         new = copy.deepcopy(dict(body))
         meta = new.get("metadata")
         if not isinstance(meta, dict):
@@ -539,7 +560,7 @@ class Cluster:
             StatusError: 404, 409 (a ``metadata.resourceVersion`` in the patch that is stale),
                 415 for an unknown patch type, 422 for a patch that cannot apply.
         """
-        res = RESOURCES[resource]
+        res = _resource(resource)
         media = content_type.split(";", 1)[0].strip()
         with self.lock:
             key = self._key(res, namespace, name)
@@ -658,7 +679,7 @@ class Cluster:
         Raises:
             StatusError: 404, 409 on a failed uid/resourceVersion precondition.
         """
-        res = RESOURCES[resource]
+        res = _resource(resource)
         with self.lock:
             key = self._key(res, namespace, name)
             stored = self._get(res, key)
@@ -999,9 +1020,18 @@ def resource_for_kind(kind: str) -> Resource:
     """The resource serving ``kind`` (``Pod`` -> ``pods``)."""
     res = _BY_KIND.get(kind)
     if res is None:
+        res = next((r for r in _custom_resources().values() if r.kind == kind), None)
+    if res is None:
         raise ValueError(f"the fake API server does not serve kind {kind!r}")
     return res
 
 
 def kinds() -> Iterable[str]:
-    return _BY_KIND.keys()
+    return [r.kind for r in served_resources().values()]
+
+
+def _resource(name: str) -> Resource:
+    res = resource_named(name)
+    if res is None:
+        raise KeyError(name)
+    return res

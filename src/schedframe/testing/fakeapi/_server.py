@@ -19,7 +19,6 @@ import attrs
 from aiohttp import web
 
 from schedframe.testing.fakeapi._cluster import (
-    RESOURCES,
     BindingRecord,
     Cluster,
     EventRecord,
@@ -27,6 +26,8 @@ from schedframe.testing.fakeapi._cluster import (
     StatusError,
     bad_request,
     resource_for_kind,
+    resource_named,
+    served_resources,
     status_body,
 )
 from schedframe.testing.fakeapi._rbac import Authorizer, RequestAttributes
@@ -34,7 +35,6 @@ from schedframe.testing.fakeapi._selectors import FieldSelector, LabelSelector, 
 
 __all__ = ["FakeAPIServer", "RequestRecord"]
 
-_GROUPS: Final = {(r.group, r.version) for r in RESOURCES.values()}
 _MAX_LOG: Final = 100_000
 
 _Obj = dict[str, Any]
@@ -46,13 +46,15 @@ _Backlog = list[EventRecord]
 
 @attrs.frozen
 class RequestRecord:
-    """One request the fake served: method, path, query string and response status."""
+    """One request the fake served: method, path, query string, response status, when the
+    response was done (``time``) and when the request arrived (``arrived``; wall clock)."""
 
     method: str
     path: str
     query: str
     status: int
     time: float
+    arrived: float = 0.0
 
 
 @attrs.define
@@ -66,6 +68,14 @@ class _Failure:
     message: str
     watch: bool | None
     after: bool
+
+
+@attrs.define
+class _Delay:
+    seconds: float
+    remaining: int | None
+    method: str | None
+    path: re.Pattern[str] | None
 
 
 @attrs.frozen
@@ -197,6 +207,8 @@ class FakeAPIServer:
         self._fanned_rv = self.cluster.resource_version
         self._failures: list[_Failure] = []
         self._gone_watches = 0
+        self._delays: list[_Delay] = []
+        self._outage_until = 0.0
         self._fail_lock = threading.Lock()
         self.latency = 0.0
         #: Every request served, oldest first (bounded), logged as its response completes.
@@ -483,10 +495,90 @@ class FakeAPIServer:
             )
 
     def clear_failures(self) -> None:
-        """Forget every pending injected failure."""
+        """Forget every pending injected failure, delay and outage."""
         with self._fail_lock:
             self._failures.clear()
+            self._delays.clear()
             self._gone_watches = 0
+            self._outage_until = 0.0
+
+    def delay_requests(
+        self,
+        seconds: float,
+        *,
+        times: int | None = 1,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        """Hold the next ``times`` matching requests ``seconds`` before serving them (a renew
+        that times out at the client; ``times=None`` for every request: a slow bind path).
+
+        Args:
+            seconds: how long each request waits before it is served.
+            times: how many requests wait (``None``: all of them until :meth:`clear_failures`).
+            method: only this HTTP method.
+            path: only paths matching this regular expression (``re.search``).
+        """
+        with self._fail_lock:
+            self._delays.append(
+                _Delay(
+                    seconds=seconds,
+                    remaining=times,
+                    method=method.upper() if method else None,
+                    path=re.compile(path) if path else None,
+                )
+            )
+
+    def outage(self, seconds: float) -> None:
+        """Stop answering for ``seconds``, as a stopped (not crashed) API server: every request
+        arriving meanwhile hangs until the outage ends, then is served (its client has
+        usually given up by then). Open watches stay open."""
+        with self._fail_lock:
+            self._outage_until = time.monotonic() + seconds
+
+    def steal_lease(
+        self,
+        name: str = "kube-scheduler",
+        namespace: str = "kube-system",
+        *,
+        holder: str = "intruder",
+        lease_duration_seconds: int | None = None,
+    ) -> _Obj:
+        """Rewrite a Lease as another holder would on taking it over (new holder, acquire and
+        renew times now, one more transition); returns the Lease written.
+
+        Raises:
+            StatusError: no such Lease.
+        """
+        current = self.cluster.get("leases", namespace, name)
+        spec = dict(current.get("spec") or {})
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+        spec.update(
+            holderIdentity=holder,
+            acquireTime=stamp,
+            renewTime=stamp,
+            leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1,
+        )
+        if lease_duration_seconds is not None:
+            spec["leaseDurationSeconds"] = lease_duration_seconds
+        return self.cluster.update("leases", namespace, name, {**current, "spec": spec})
+
+    def _hold(self, method: str, path: str) -> float:
+        """Seconds the request must wait (outage, then the first matching delay)."""
+        with self._fail_lock:
+            wait = max(0.0, self._outage_until - time.monotonic())
+            for delay in self._delays:
+                if delay.method is not None and delay.method != method:
+                    continue
+                if delay.path is not None and not delay.path.search(path):
+                    continue
+                if delay.remaining is not None:
+                    delay.remaining -= 1
+                    if delay.remaining <= 0:
+                        self._delays.remove(delay)
+                return wait + delay.seconds
+        return wait
 
     def fail_watches_with_gone(self, times: int = 1) -> None:
         """Answer the next ``times`` watch requests with HTTP ``410 Gone`` (not in-stream)."""
@@ -572,6 +664,7 @@ class FakeAPIServer:
     # -- HTTP ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.time()
         status = 500
         try:
             response = await self._serve(request)
@@ -583,7 +676,12 @@ class FakeAPIServer:
         finally:
             self.requests.append(
                 RequestRecord(
-                    request.method, request.path, request.query_string, status, time.time()
+                    request.method,
+                    request.path,
+                    request.query_string,
+                    status,
+                    time.time(),
+                    arrived,
                 )
             )
 
@@ -596,6 +694,9 @@ class FakeAPIServer:
                 raise StatusError(401, "Unauthorized", "Unauthorized")
         if self.latency > 0:
             await asyncio.sleep(self.latency)
+        hold = self._hold(request.method, request.path)
+        if hold > 0:
+            await asyncio.sleep(hold)
         path = request.path
         query = request.query
         is_watch = query.get("watch") in ("true", "1")
@@ -741,14 +842,18 @@ class FakeAPIServer:
         parts = [p for p in path.split("/") if p]
         if len(parts) >= 2 and parts[0] == "api" and parts[1] == "v1":
             group, rest = "", parts[2:]
-        elif len(parts) >= 3 and parts[0] == "apis" and (parts[1], parts[2]) in _GROUPS:
+        elif (
+            len(parts) >= 3
+            and parts[0] == "apis"
+            and (parts[1], parts[2]) in {(r.group, r.version) for r in served_resources().values()}
+        ):
             group, rest = parts[1], parts[3:]
         else:
             return None
-        version = "v1"
+        version = "v1" if group == "" else parts[2]
         namespace: str | None = None
         if len(rest) >= 3 and rest[0] == "namespaces":
-            candidate = RESOURCES.get(rest[2])
+            candidate = resource_named(rest[2])
             if (candidate is not None and candidate.namespaced and candidate.group == group) or (
                 group == "" and rest[2] == "bindings"
             ):
@@ -758,7 +863,7 @@ class FakeAPIServer:
         if group == "" and rest[0] == "bindings" and namespace is not None and len(rest) == 1:
             res = Resource("bindings", "", "v1", "Binding", True)
             return _Route(res, namespace, "", "")
-        res_opt = RESOURCES.get(rest[0])
+        res_opt = resource_named(rest[0])
         if res_opt is None or res_opt.group != group or res_opt.version != version:
             return None
         if res_opt.namespaced and namespace is None and len(rest) > 1:

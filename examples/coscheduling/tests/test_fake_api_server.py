@@ -1,0 +1,164 @@
+"""Coscheduling against the fake API server: PodGroups served as a custom resource, watched by
+the Kubernetes backend on demand, in process and through ``schedframe run``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from schedframe_coscheduling import POD_GROUP
+
+pytest.importorskip("kubernetes")
+pytest.importorskip("aiohttp")
+
+from schedframe.backends.kubernetes import KubernetesBackend  # noqa: E402
+from schedframe.config import load_config  # noqa: E402
+from schedframe.scheduler import Scheduler  # noqa: E402
+from schedframe.testing.fakeapi import FakeAPIServer  # noqa: E402
+
+TOKEN = "coscheduling-token"
+SRC = [
+    str(Path(__file__).resolve().parents[3] / p)
+    for p in ("src", "plugins/src", "examples/coscheduling/src")
+]
+PROFILE: dict[str, Any] = {
+    "schedulerName": "default-scheduler",
+    "plugins": {
+        "multiPoint": {
+            "enabled": [{"name": "Coscheduling"}],
+            "disabled": [{"name": "PrioritySort"}],
+        }
+    },
+    "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 5}}],
+}
+CONFIG: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [PROFILE],
+}
+
+
+def node(name: str) -> dict[str, Any]:
+    alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"capacity": dict(alloc), "allocatable": dict(alloc)},
+    }
+
+
+def pod(name: str, group: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {POD_GROUP: group}},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "500m"}}}
+            ]
+        },
+    }
+
+
+def pod_group(name: str, min_member: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"minMember": min_member},
+    }
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def bound(fake: FakeAPIServer, prefix: str) -> set[str]:
+    return {b.name for b in fake.bindings if b.name.startswith(prefix)}
+
+
+def test_gangs_through_the_kubernetes_backend(tmp_path: Path) -> None:
+    with FakeAPIServer(token=TOKEN) as fake:
+        for i in range(2):
+            fake.create(node(f"n{i}"))
+        fake.create(pod_group("web", 3))
+        for i in range(3):
+            fake.create(pod(f"web-{i}", "web"))
+        for i in range(2):  # its PodGroup comes later
+            fake.create(pod(f"late-{i}", "late"))
+        backend = KubernetesBackend.from_kubeconfig(fake.write_kubeconfig(tmp_path / "kc"))
+        backend.start(timeout=20)
+        sched = Scheduler(load_config(CONFIG), backend)
+        # Plugin construction asked for the PodGroup lister: the backend watches them.
+        assert "PodGroup" in backend.reflectors
+        runner = threading.Thread(target=sched.run, name="scheduler", daemon=True)
+        runner.start()
+        try:
+            assert wait_for(lambda: len(bound(fake, "web")) == 3, 30), fake.bindings
+            time.sleep(0.3)
+            assert bound(fake, "late") == set()
+            fake.create(pod_group("late", 2))  # the watch event requeues the members
+            assert wait_for(lambda: len(bound(fake, "late")) == 2, 30), fake.bindings
+        finally:
+            sched.stop()
+            runner.join(10)
+            backend.close()
+
+
+def test_schedframe_run_serves_pod_groups(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps(CONFIG))
+    with FakeAPIServer(token=TOKEN) as fake:
+        for i in range(2):
+            fake.create(node(f"n{i}"))
+        fake.create(pod_group("job", 2))
+        for i in range(2):
+            fake.create(pod(f"job-{i}", "job"))
+        kubeconfig = fake.write_kubeconfig(tmp_path / "kubeconfig")
+        env = {
+            **os.environ,
+            "SCHEDFRAME_DISABLE_HOOK_AUTOLOAD": "1",
+            "PYTHONPATH": os.pathsep.join(SRC),
+        }
+        env.pop("KUBERNETES_SERVICE_HOST", None)
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from schedframe.backends.kubernetes._cli import run_command; run_command()",
+                "--kubeconfig",
+                str(kubeconfig),
+                "--config",
+                str(config),
+                "--port",
+                "0",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            text=True,
+        )
+        try:
+            assert wait_for(lambda: len(bound(fake, "job")) == 2, 60)
+        finally:
+            process.terminate()
+            try:
+                out, _ = process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                out, _ = process.communicate(timeout=10)
+        assert process.returncode == 0, out

@@ -1,0 +1,189 @@
+"""A/B comparison: one scenario under two configurations (or two plugin registries), side by
+side: placement diff, pending diff, utilisation, fragmentation and per-pod latency."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from schedframe.simulation._scenario import Scenario, ScenarioResult, run_scenario
+
+if TYPE_CHECKING:
+    from schedframe.config import KubeSchedulerConfiguration
+    from schedframe.runtime import Registry
+
+__all__ = ["Comparison", "compare_scenario", "pod_latencies"]
+
+
+def pod_latencies(result: ScenarioResult) -> dict[str, float]:
+    """``namespace/name`` -> seconds from a pod's first ``queued`` to its first ``bound``,
+    for every pod that was queued and bound."""
+    out: dict[str, float] = {}
+    for key, events in result.timelines.items():
+        queued = next((e.time for e in events if e.event == "queued"), None)
+        bound = next((e.time for e in events if e.event == "bound"), None)
+        if queued is not None and bound is not None:
+            out[key] = bound - queued
+    return out
+
+
+def _mean_utilisation(result: ScenarioResult) -> dict[str, float]:
+    """Time-weighted mean of each resource's utilisation from 0 to the end of the run."""
+    samples = result.utilisation
+    if not samples:
+        return {}
+    end = result.end_time
+    total: dict[str, float] = {}
+    for (t, u), nxt in zip(samples, [*samples[1:], (end, {})], strict=True):
+        span = max(0.0, nxt[0] - t)
+        for r, f in u.items():
+            total[r] = total.get(r, 0.0) + f * span
+    if end <= 0:
+        return dict(samples[-1][1])
+    return {r: v / end for r, v in total.items()}
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Comparison:
+    """Two runs of one scenario.
+
+    Attributes:
+        names: the two sides' labels.
+        a: the first run's result.
+        b: the second run's result.
+    """
+
+    names: tuple[str, str]
+    a: ScenarioResult
+    b: ScenarioResult
+
+    @property
+    def placement_diff(self) -> dict[str, tuple[str, str]]:
+        """``pod -> (node in a, node in b)`` for every pod placed differently (``""``: not
+        bound at the end)."""
+        keys = set(self.a.placements) | set(self.b.placements)
+        out = {}
+        for key in sorted(keys):
+            na, nb = self.a.placements.get(key, ""), self.b.placements.get(key, "")
+            if na != nb:
+                out[key] = (na, nb)
+        return out
+
+    @property
+    def pending_diff(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Pods pending at the end only in a, and only in b."""
+        pa, pb = set(self.a.pending), set(self.b.pending)
+        return tuple(sorted(pa - pb)), tuple(sorted(pb - pa))
+
+    @property
+    def latencies(self) -> dict[str, tuple[float | None, float | None]]:
+        """``pod -> (latency in a, latency in b)`` (seconds; ``None``: never bound)."""
+        la, lb = pod_latencies(self.a), pod_latencies(self.b)
+        return {k: (la.get(k), lb.get(k)) for k in sorted(set(la) | set(lb))}
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready mapping."""
+        a, b = self.names
+        only_a, only_b = self.pending_diff
+
+        def side(r: ScenarioResult) -> dict[str, object]:
+            lat = sorted(pod_latencies(r).values())
+            return {
+                "bound": len(r.placements),
+                "pending": len(r.pending),
+                "attempts": r.attempts,
+                "utilisationEnd": dict(r.utilisation[-1][1]) if r.utilisation else {},
+                "utilisationMean": _mean_utilisation(r),
+                "fragmentation": dict(r.fragmentation),
+                "latencyMean": sum(lat) / len(lat) if lat else None,
+                "latencyMax": lat[-1] if lat else None,
+            }
+
+        return {
+            "names": [a, b],
+            a: side(self.a),
+            b: side(self.b),
+            "placementDiff": {k: {a: na, b: nb} for k, (na, nb) in self.placement_diff.items()},
+            "pendingOnly": {a: list(only_a), b: list(only_b)},
+            "latency": {k: {a: la, b: lb} for k, (la, lb) in self.latencies.items()},
+        }
+
+    def to_text(self) -> str:
+        """A side-by-side table of the totals, then the placement and pending diffs."""
+        from schedframe.simulation._table import format_table
+
+        a, b = self.names
+        doc = self.to_dict()
+        sa, sb = doc[a], doc[b]
+        assert isinstance(sa, dict) and isinstance(sb, dict)
+
+        def pct(v: object) -> str:
+            return "-" if not isinstance(v, float | int) else f"{100 * v:.1f}%"
+
+        def sec(v: object) -> str:
+            return "-" if not isinstance(v, float | int) else f"{v:g}s"
+
+        rows = [
+            ["bound", str(sa["bound"]), str(sb["bound"])],
+            ["pending", str(sa["pending"]), str(sb["pending"])],
+            ["attempts", str(sa["attempts"]), str(sb["attempts"])],
+        ]
+        for r in ("cpu", "memory"):
+            rows.append(
+                [
+                    f"{r} used (end)",
+                    pct(sa["utilisationEnd"].get(r)),
+                    pct(sb["utilisationEnd"].get(r)),
+                ]
+            )
+            rows.append(
+                [
+                    f"{r} used (mean)",
+                    pct(sa["utilisationMean"].get(r)),
+                    pct(sb["utilisationMean"].get(r)),
+                ]
+            )
+            rows.append(
+                [
+                    f"{r} fragmentation",
+                    f"{sa['fragmentation'].get(r, 0.0):.3f}",
+                    f"{sb['fragmentation'].get(r, 0.0):.3f}",
+                ]
+            )
+        rows.append(["latency mean", sec(sa["latencyMean"]), sec(sb["latencyMean"])])
+        rows.append(["latency max", sec(sa["latencyMax"]), sec(sb["latencyMax"])])
+        lines = [format_table(["", a, b], rows)]
+        diff = self.placement_diff
+        lines += ["", f"Placed differently ({len(diff)}):"]
+        if diff:
+            lines.append(
+                format_table(
+                    ["POD", a, b],
+                    [[k, na or "(pending)", nb or "(pending)"] for k, (na, nb) in diff.items()],
+                )
+            )
+        only_a, only_b = self.pending_diff
+        lines += ["", f"Pending only with {a}: {', '.join(only_a) or '-'}"]
+        lines += [f"Pending only with {b}: {', '.join(only_b) or '-'}"]
+        return "\n".join(lines)
+
+
+def compare_scenario(
+    scenario: Scenario,
+    config_a: KubeSchedulerConfiguration | str | os.PathLike[str] | Mapping[str, object] | None,
+    config_b: KubeSchedulerConfiguration | str | os.PathLike[str] | Mapping[str, object] | None,
+    *,
+    registry_a: Registry | None = None,
+    registry_b: Registry | None = None,
+    seed: int = 0,
+    names: tuple[str, str] = ("A", "B"),
+) -> Comparison:
+    """Run ``scenario`` twice, with ``config_a`` and ``registry_a`` then with ``config_b``
+    and ``registry_b`` (two plugin versions: two registries with the same plugin name), with
+    the same seed, and compare the runs."""
+    a = run_scenario(scenario, config=config_a, registry=registry_a, seed=seed)
+    b = run_scenario(scenario, config=config_b, registry=registry_b, seed=seed)
+    return Comparison(names=names, a=a, b=b)
