@@ -55,6 +55,9 @@ def test_pod_without_claims_is_skipped_as_upstream() -> None:
     pre_score = pl.pre_score(state, PLAIN, [])
     assert pre_score is not None and pre_score.code is fw.Code.SKIP
     assert pl.reserve(state, PLAIN, "n") is None
+    # Nothing to write in PreBind: the binding cycle sets no nominatedNodeName for it.
+    pre_flight = pl.pre_bind_pre_flight(state, PLAIN, "n")
+    assert pre_flight is not None and pre_flight.code is fw.Code.SKIP
     result, status = pl.post_filter(state, PLAIN, fw.NodeToStatus())
     assert result is None
     assert status is not None
@@ -80,6 +83,8 @@ def test_gate_off_disables_the_plugin_as_upstream() -> None:
     assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
     _, post = pl.post_filter(fw.CycleState(), PLAIN, fw.NodeToStatus())
     assert post is not None and post.reasons == ("plugin disabled",)
+    pre_flight = pl.pre_bind_pre_flight(fw.CycleState(), CLAIMED, "n")
+    assert pre_flight is not None and pre_flight.code is fw.Code.SKIP
 
 
 def test_args_defaults_and_validation() -> None:

@@ -480,6 +480,7 @@ def test_plugin_table(name: str) -> None:
         assert not dra.claim_has_pending_allocation(uid)
         assert dra.resource_claim(NS, CLAIM) == case.stored
         return
+    assert pl.pre_bind_pre_flight(state, case.pod, chosen) is None  # PreBind has work
     assert pl.pre_bind(state, case.pod, chosen) is None
     assert not dra.claim_has_pending_allocation(uid)
     assert dra.resource_claim(NS, CLAIM) == case.stored

@@ -452,6 +452,19 @@ class DynamicResources(
 
     # -- PreBind ------------------------------------------------------------------------------
 
+    def pre_bind_pre_flight(
+        self, state: fw.CycleState, pod: Pod, node_name: str
+    ) -> fw.Status | None:
+        """Skip when the pod has no claims (or the plugin is off): PreBind has nothing to write
+        then, so the binding cycle need not set ``nominatedNodeName`` for it first (upstream
+        ``PreBindPreFlight``)."""
+        if not self._enabled:
+            return fw.Status(fw.Code.SKIP)
+        s = state.get(_STATE)
+        if s is None or not s.claims:
+            return fw.Status(fw.Code.SKIP)
+        return None
+
     def pre_bind(self, state: fw.CycleState, pod: Pod, node_name: str) -> fw.Status | None:
         """Write each claim's allocation (if Reserve made one) and reserve it for the pod."""
         if not self._enabled:
