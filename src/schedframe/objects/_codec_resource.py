@@ -192,8 +192,9 @@ def _selectors(r: c._Reader, d: c._Dict, path: str) -> tuple[CELSelector, ...]:
 
 
 def _config(
-    r: c._Reader, d: c._Dict, path: str, known: tuple[str, ...] = ()
+    r: c._Reader, d: c._Dict, path: str, known: tuple[str, ...] = (), *, requests: bool = True
 ) -> tuple[DeviceClaimConfiguration, ...]:
+    """``config`` entries; a DeviceClass's (``requests=False``) name no requests."""
     out = []
     for cfg, p in r.items(d, "config", path):
         r.known(cfg, p, known)
@@ -208,7 +209,9 @@ def _config(
             r.required(c._join(op, "driver"))
         out.append(
             DeviceClaimConfiguration(
-                requests=r.texts(cfg, "requests", p), driver=driver, parameters=dict(params or {})
+                requests=r.texts(cfg, "requests", p) if requests else (),
+                driver=driver,
+                parameters=dict(params or {}),
             )
         )
     return tuple(out)
@@ -309,7 +312,7 @@ def _device_class(r: c._Reader, obj: c._Dict, base: str) -> DeviceClass:
     return DeviceClass(
         metadata=meta,
         selectors=_selectors(r, spec, path),
-        config=_config(r, spec, path),
+        config=_config(r, spec, path, requests=False),
         extended_resource_name=r.opt_text(spec, "extendedResourceName", path),
     )
 

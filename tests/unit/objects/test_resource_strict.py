@@ -342,6 +342,7 @@ def test_the_full_dumps_are_read_not_only_accepted() -> None:
     ("text", "where", "path"),
     [
         (DEVICE_CLASS, ("spec",), "spec.bogus"),
+        (DEVICE_CLASS, ("spec", "config", 0), "spec.config[0].bogus"),
         (RESOURCE_SLICE, ("spec", "pool"), "spec.pool.bogus"),
         (RESOURCE_SLICE, ("spec", "devices", 0), "spec.devices[0].bogus"),
         (RESOURCE_SLICE, ("spec", "devices", 0, "attributes", "model"), "attributes[model].bogus"),
@@ -365,3 +366,11 @@ def test_a_field_the_api_does_not_have_is_still_refused(
     with pytest.raises(ManifestError) as info:
         from_dict(d, validate="strict")
     assert f"{path}: Unknown field" in str(info.value)
+
+
+def test_a_device_class_config_names_no_requests() -> None:
+    # DeviceClassConfiguration has only `opaque`; `requests` belongs to a claim's config.
+    d = yaml.safe_load(DEVICE_CLASS)
+    d["spec"]["config"][0]["requests"] = ["gpu"]
+    with pytest.raises(ManifestError, match=r"spec\.config\[0\]\.requests: Unknown field"):
+        from_dict(d, validate="strict")
