@@ -232,6 +232,12 @@ def run_once(workload: Workload, scale: float, profile: str | None = None) -> di
             drain()
         elif kind == "churn":
             churn = op
+        elif kind == "createResourceDriver":
+            _create_resource_driver(backend, op)
+            drain()
+        elif kind == "createDRAObjects":
+            _create_dra_objects(backend, op)
+            drain()
         elif kind == "createPods" and not op.get("collectMetrics"):
             for _ in range(scaled(op["count"], scale)):
                 backend.create(objects.make(op["template"], namespace=op.get("namespace", "")))
@@ -247,6 +253,71 @@ def run_once(workload: Workload, scale: float, profile: str | None = None) -> di
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     sched.stop()
     return result
+
+
+_DRA_CLASS = "test-class"
+
+
+def _create_resource_driver(backend: Any, op: Mapping[str, Any]) -> None:
+    """scheduler_perf's createResourceDriver: one ResourceSlice per matching node, with
+    ``maxClaimsPerNode`` devices of the driver (no attributes: any device fits)."""
+    from schedframe.objects import from_dict
+
+    driver = op["driverName"]
+    for n in backend.list("Node"):
+        if not fnmatch.fnmatch(n.name, op["nodes"]):
+            continue
+        devices = [{"name": f"instance-{i}"} for i in range(int(op["maxClaimsPerNode"]))]
+        backend.create(
+            from_dict(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{n.name}-{driver}"},
+                    "spec": {
+                        "driver": driver,
+                        "pool": {"name": n.name, "generation": 1, "resourceSliceCount": 1},
+                        "nodeName": n.name,
+                        "devices": devices,
+                    },
+                }
+            )
+        )
+    backend.create(
+        from_dict(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": _DRA_CLASS},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+            }
+        )
+    )
+
+
+def _create_dra_objects(backend: Any, op: Mapping[str, Any]) -> None:
+    """The claim template (one device of the test class) in each namespace."""
+    from schedframe.objects import from_dict
+
+    for namespace in op["namespaces"]:
+        backend.create(
+            from_dict(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": "test-claim-template", "namespace": namespace},
+                    "spec": {
+                        "spec": {
+                            "devices": {
+                                "requests": [
+                                    {"name": "req-0", "exactly": {"deviceClassName": _DRA_CLASS}}
+                                ]
+                            }
+                        }
+                    },
+                }
+            )
+        )
 
 
 def _measure(

@@ -45,7 +45,16 @@ import attrs
 from schedframe import errors
 from schedframe import framework as fw
 from schedframe.errors import ConfigError, FieldIssue
-from schedframe.framework import Code, CycleState, Diagnosis, FitError, NodeInfo, PodInfo, Status
+from schedframe.framework import (
+    Code,
+    CycleState,
+    Diagnosis,
+    FilterDetailsPlugin,
+    FitError,
+    NodeInfo,
+    PodInfo,
+    Status,
+)
 
 if typing.TYPE_CHECKING:
     from schedframe.cache import Snapshot
@@ -129,6 +138,9 @@ class NodeExplanation:
         rank: 1 for the best total, for feasible nodes (ties share a rank).
         chosen: this is the node the pod would be bound to.
         why_not: for every node but the chosen one, one line saying why it lost.
+        details: what the rejecting plugin adds about this node
+            (:class:`~schedframe.framework.FilterDetailsPlugin`; DynamicResources: which
+            device requests failed here and why).
     """
 
     name: str
@@ -143,6 +155,7 @@ class NodeExplanation:
     rank: int | None = None
     chosen: bool = False
     why_not: str = ""
+    details: tuple[str, ...] = ()
 
     def score(self, plugin: str) -> PluginScore | None:
         """This node's score from ``plugin``, if that plugin scored it."""
@@ -177,6 +190,8 @@ class NodeExplanation:
             out["rank"] = self.rank
         out["chosen"] = self.chosen
         out["whyNot"] = self.why_not
+        if self.details:
+            out["details"] = list(self.details)
         return out
 
 
@@ -435,7 +450,8 @@ def _build_framework(
         registry if registry is not None else Registry.discover(),
         index=index,
         snapshot=snapshot,
-        cluster=ClusterView(namespaces, pdbs, workloads),
+        # ``workloads`` may also carry the DRA objects (each store keeps its own kinds).
+        cluster=ClusterView(namespaces, pdbs, workloads, dra=workloads),
         clock=clock,
         timers=clock,
         rng=rng,
@@ -611,6 +627,11 @@ class _Attempt:
         self.extenders = fwk.extenders
 
     def _verdict(self, name: str, zone: str, status: Status, *, cut: bool) -> NodeExplanation:
+        details: tuple[str, ...] = ()
+        if not cut and status.plugin:
+            for p in self.fwk.filter_plugins:
+                if p.name == status.plugin and isinstance(p, FilterDetailsPlugin):
+                    details = _filter_details(p, self.state, self.pod, name)
         return NodeExplanation(
             name=name,
             zone=zone,
@@ -618,6 +639,7 @@ class _Attempt:
             plugin=status.plugin,
             reasons=tuple(status.reasons),
             cut_by_pre_filter=cut,
+            details=details,
         )
 
     def run(self) -> Explanation:
@@ -887,3 +909,24 @@ def _why_lower(
     if higher:
         text += "; higher on " + ", ".join(t for _, t in sorted(higher))
     return text
+
+
+def _filter_details(
+    plugin: FilterDetailsPlugin, state: CycleState, pod: Pod, node_name: str
+) -> tuple[str, ...]:
+    """A plugin's extra lines about a rejected node, guarded as the runners guard results
+    (:mod:`schedframe.runtime._guard`): a plugin that raises or returns anything but strings
+    gets one line saying so instead of breaking the explanation."""
+    from schedframe.runtime._guard import SHUTDOWN, describe
+
+    try:
+        lines = plugin.filter_details(state, pod, node_name)
+    except SHUTDOWN:
+        raise
+    except BaseException as exc:
+        return (f"(filter_details of {plugin.name} failed: {type(exc).__name__}: {exc})",)
+    if isinstance(lines, str) or not isinstance(lines, list | tuple):
+        return (f"(filter_details of {plugin.name} returned {describe(lines)}, not lines)",)
+    if not all(isinstance(line, str) for line in lines):
+        return (f"(filter_details of {plugin.name} returned {describe(lines)}, not lines)",)
+    return tuple(lines)

@@ -254,6 +254,41 @@ def test_statefulset_volumes_places_every_replica(
     assert Counter(node[len("node-") : -1] for node in placed.values()) == {"a": 2, "b": 2}
 
 
+def test_dra_training_job_gets_gpu_halves_and_big_waits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out, decisions = simulate(capsys, tmp_path, "dra-training")
+    placed = placements(decisions)
+    assert len(placed) == 3
+    assert all(p.startswith("default/train-") for p in placed)
+    assert Counter(placed.values()) == {"gpu-node-1": 1, "gpu-node-2": 2}
+    (big,) = [d for d in decisions if d["pod"] == "default/big"]
+    assert big["event"] == "unschedulable"
+    assert big["message"] == (
+        "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
+    assert summary_row(out, "bound")[1] == "3"
+
+
+def test_dra_explain_shows_the_failed_device_requests_per_node(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out, _ = simulate(capsys, tmp_path, "dra-training", "--explain", "default/big")
+    details = out[out.index("Details of filtered nodes:") :].splitlines()
+    assert details[1:7] == [
+        "  gpu-node-1 (DynamicResources):",
+        "    claim default/big-gpu-bdf7n, request gpu: wants 1; 1 matching device(s) on the "
+        "node, 1 not allocated, 0 within the remaining shared counters",
+        "  gpu-node-2 (DynamicResources):",
+        "    claim default/big-gpu-bdf7n, request gpu: wants 1; 1 matching device(s) on the "
+        "node, 1 not allocated, 0 within the remaining shared counters",
+        "  cpu-node (DynamicResources):",
+        "    claim default/big-gpu-bdf7n, request gpu: wants 1; 0 matching device(s) on the "
+        "node, 0 not allocated",
+    ]
+
+
 # -- capacity questions (examples/capacity) ----------------------------------------------------
 
 CAPACITY = EXAMPLES / "capacity"

@@ -10,12 +10,11 @@ from schedframe import framework as fw
 from schedframe.config import decode_args, encode_args, load_config
 from schedframe.errors import ConfigError
 from schedframe.features import FeatureGates
-from schedframe.objects import pod_from_dict
+from schedframe.objects import PodResourceClaim, pod_from_dict, to_dict
 from schedframe.runtime import Framework, Registry
 from schedframe_plugins.defaultbinder import DefaultBinder
 from schedframe_plugins.defaultpreemption import DefaultPreemption
 from schedframe_plugins.dynamicresources import (
-    NOT_MODELLED,
     DynamicResources,
     DynamicResourcesArgs,
 )
@@ -40,7 +39,11 @@ def plugin(features: FeatureGates | None = None) -> DynamicResources:
 
 
 def test_resource_claims_are_decoded_and_encoded() -> None:
-    assert CLAIMED.spec.resource_claims == ("gpu",)
+    assert CLAIMED.spec.resource_claims == (
+        PodResourceClaim(name="gpu", resource_claim_name="my-gpu"),
+    )
+    assert CLAIMED.spec.containers[0].claims == ("gpu",)
+    assert pod_from_dict(to_dict(CLAIMED)) == CLAIMED
     assert PLAIN.spec.resource_claims == ()
 
 
@@ -52,6 +55,9 @@ def test_pod_without_claims_is_skipped_as_upstream() -> None:
     pre_score = pl.pre_score(state, PLAIN, [])
     assert pre_score is not None and pre_score.code is fw.Code.SKIP
     assert pl.reserve(state, PLAIN, "n") is None
+    # Nothing to write in PreBind: the binding cycle sets no nominatedNodeName for it.
+    pre_flight = pl.pre_bind_pre_flight(state, PLAIN, "n")
+    assert pre_flight is not None and pre_flight.code is fw.Code.SKIP
     result, status = pl.post_filter(state, PLAIN, fw.NodeToStatus())
     assert result is None
     assert status is not None
@@ -61,12 +67,13 @@ def test_pod_without_claims_is_skipped_as_upstream() -> None:
     )
 
 
-def test_pod_with_claims_is_refused_loudly() -> None:
+def test_pod_with_a_missing_claim_waits_as_upstream() -> None:
     status = plugin().pre_filter(fw.CycleState(), CLAIMED, [])
     assert isinstance(status, fw.Status)
     assert status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert status.reasons == (NOT_MODELLED,)
-    assert "does not model dynamic resource allocation" in NOT_MODELLED
+    assert status.reasons == ('resourceclaim.resource.k8s.io "my-gpu" not found',)
+    pre_enqueue = plugin().pre_enqueue(CLAIMED)
+    assert pre_enqueue is not None and pre_enqueue.reasons == status.reasons
 
 
 def test_gate_off_disables_the_plugin_as_upstream() -> None:
@@ -76,6 +83,8 @@ def test_gate_off_disables_the_plugin_as_upstream() -> None:
     assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
     _, post = pl.post_filter(fw.CycleState(), PLAIN, fw.NodeToStatus())
     assert post is not None and post.reasons == ("plugin disabled",)
+    pre_flight = pl.pre_bind_pre_flight(fw.CycleState(), CLAIMED, "n")
+    assert pre_flight is not None and pre_flight.code is fw.Code.SKIP
 
 
 def test_args_defaults_and_validation() -> None:

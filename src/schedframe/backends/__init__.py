@@ -20,6 +20,7 @@ from schedframe.backends._protocols import (
     Backend,
     Binder,
     Lister,
+    ResourceClaimStatusWriter,
     Subscription,
     WatchEvent,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "Event",
     "Lister",
     "MemoryBackend",
+    "ResourceClaimStatusWriter",
     "Subscription",
     "WatchEvent",
     "admit_priority",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 import attrs
 
 from schedframe._evolve import evolve
+from schedframe.backends import _claims
 from schedframe.backends._admission import admit_priority, validate_priority_class
 from schedframe.backends._protocols import KINDS, Subscription, WatchEvent, WatchEventType
 from schedframe.backends._storage_controller import StorageController
@@ -38,6 +39,12 @@ from schedframe.objects import (
     StatefulSet,
 )
 from schedframe.objects._custom import CustomObject, custom_kind
+from schedframe.objects._resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from schedframe.objects._storage import (
     CSIDriver,
     CSINode,
@@ -73,6 +80,10 @@ _Object: TypeAlias = (
     | PersistentVolume
     | PersistentVolumeClaim
     | VolumeAttachment
+    | DeviceClass
+    | ResourceSlice
+    | ResourceClaim
+    | ResourceClaimTemplate
     | CustomObject
 )
 _OBJECT_TYPES: Final = (
@@ -93,6 +104,10 @@ _OBJECT_TYPES: Final = (
     PersistentVolume,
     PersistentVolumeClaim,
     VolumeAttachment,
+    DeviceClass,
+    ResourceSlice,
+    ResourceClaim,
+    ResourceClaimTemplate,
 )
 _Key: TypeAlias = tuple[str, str]
 _T = TypeVar(
@@ -113,6 +128,10 @@ _T = TypeVar(
     PersistentVolume,
     PersistentVolumeClaim,
     VolumeAttachment,
+    DeviceClass,
+    ResourceSlice,
+    ResourceClaim,
+    ResourceClaimTemplate,
     CustomObject,
 )
 
@@ -147,6 +166,10 @@ _KIND_OF: Final[dict[type, str]] = {
     PersistentVolume: "PersistentVolume",
     PersistentVolumeClaim: "PersistentVolumeClaim",
     VolumeAttachment: "VolumeAttachment",
+    DeviceClass: "DeviceClass",
+    ResourceSlice: "ResourceSlice",
+    ResourceClaim: "ResourceClaim",
+    ResourceClaimTemplate: "ResourceClaimTemplate",
 }
 #: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
 STORED_KINDS: Final = (*KINDS, "PriorityClass")
@@ -168,6 +191,10 @@ _RESOURCE: Final = {
     "PersistentVolume": "persistentvolumes",
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "VolumeAttachment": "volumeattachments.storage.k8s.io",
+    "DeviceClass": "deviceclasses.resource.k8s.io",
+    "ResourceSlice": "resourceslices.resource.k8s.io",
+    "ResourceClaim": "resourceclaims.resource.k8s.io",
+    "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
 }
 _ETCD_PREFIX: Final = {
     "Pod": "/registry/pods",
@@ -186,6 +213,10 @@ _ETCD_PREFIX: Final = {
     "PersistentVolume": "/registry/persistentvolumes",
     "PersistentVolumeClaim": "/registry/persistentvolumeclaims",
     "VolumeAttachment": "/registry/volumeattachments",
+    "DeviceClass": "/registry/deviceclasses",
+    "ResourceSlice": "/registry/resourceslices",
+    "ResourceClaim": "/registry/resourceclaims",
+    "ResourceClaimTemplate": "/registry/resourceclaimtemplates",
 }
 # The kinds whose writes the storage controller reacts to.
 _RECONCILED: Final = frozenset({"PersistentVolume", "PersistentVolumeClaim"})
@@ -199,6 +230,8 @@ _CLUSTER_SCOPED: Final = frozenset(
         "CSIDriver",
         "PersistentVolume",
         "VolumeAttachment",
+        "DeviceClass",
+        "ResourceSlice",
     }
 )
 _OPTIMISTIC_LOCK_MSG: Final = (
@@ -453,6 +486,35 @@ class MemoryBackend:
             result = self._delete(kind, _key(kind, obj), grace_period_seconds)
         self._drain()
         return cast("_T", result)
+
+    def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write a claim's status (allocation, reservedFor, devices), as a PUT of the
+        ``resourceclaims/status`` subresource: the stored spec and metadata are kept.
+
+        Raises:
+            BackendError: 404 ``NotFound``; 409 ``Conflict`` when the uid differs (the claim
+                was deleted and made again).
+        """
+        with self._lock:
+            self._check_failure("update")
+            key = _key("ResourceClaim", claim)
+            stored = self._store["ResourceClaim"].get(key)
+            if not isinstance(stored, ResourceClaim):
+                raise _not_found("ResourceClaim", key[1])
+            if claim.metadata.uid and claim.metadata.uid != stored.metadata.uid:
+                raise _uid_precondition_failed(
+                    "ResourceClaim", key, claim.metadata.uid, stored.metadata.uid
+                )
+            new = evolve(
+                stored,
+                allocation=claim.allocation,
+                reserved_for=claim.reserved_for,
+                devices=claim.devices,
+            )
+            result = stored if new == stored else self._write("ResourceClaim", key, new, stored)
+        self._drain()
+        assert isinstance(result, ResourceClaim)
+        return result
 
     def get(self, kind: str, name: str, namespace: str = "") -> object | None:
         """The stored object, or ``None``; pods and budgets default to namespace ``default``."""
@@ -794,6 +856,11 @@ class MemoryBackend:
         self._pending.append(
             WatchEvent(type=event_type, obj=stamped, old=old, resource_version=self._rv)
         )
+        # The resourceclaim controller reacts to pods and claim templates.
+        if isinstance(stamped, Pod) and stamped.spec.resource_claims:
+            _claims.sync_pod(self, stamped)
+        elif isinstance(stamped, ResourceClaimTemplate):
+            _claims.sync_template(self, stamped)
         return stamped
 
     def _create(self, kind: str, obj: object, now: datetime) -> _Object:
@@ -926,6 +993,8 @@ class MemoryBackend:
         self._pending.append(
             WatchEvent(type="DELETED", obj=last, old=stored, resource_version=self._rv)
         )
+        if isinstance(stored, Pod) and stored.spec.resource_claims:
+            _claims.release_pod(self, stored, delete_owned=True)
         return last
 
     def _finalize(self, key: _Key, uid: str | None) -> None:

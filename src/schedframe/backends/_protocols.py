@@ -7,13 +7,24 @@ clientset (bind, status patches, deletes, events). A backend is both, in-process
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol, runtime_checkable
 
 import attrs
 
 from schedframe.framework import Binder
 
-__all__ = ["KINDS", "Backend", "Binder", "Lister", "Subscription", "WatchEvent"]
+if TYPE_CHECKING:
+    from schedframe.objects import ResourceClaim
+
+__all__ = [
+    "KINDS",
+    "Backend",
+    "Binder",
+    "Lister",
+    "ResourceClaimStatusWriter",
+    "Subscription",
+    "WatchEvent",
+]
 
 #: The kinds a backend lists and watches (those kube-scheduler's informers watch), in the
 #: order a new subscriber is replayed them (pods last, so their namespaces, nodes, budgets,
@@ -34,6 +45,11 @@ KINDS: Final = (
     "PersistentVolume",
     "PersistentVolumeClaim",
     "VolumeAttachment",
+    # resource.k8s.io: what DynamicResources reads (kube-scheduler's DRA informers).
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
     "Pod",
 )
 
@@ -90,3 +106,21 @@ class Lister(Protocol):
 
 class Backend(Lister, Binder, Protocol):
     """A complete cluster backend: what the scheduler needs from kube-apiserver."""
+
+
+@runtime_checkable
+class ResourceClaimStatusWriter(Protocol):
+    """A backend that can write ResourceClaim statuses (DynamicResources' PreBind,
+    PostFilter and Unreserve). Both built-in backends are; a backend that is not makes the
+    scheduler keep claim statuses in its own store only.
+
+    .. versionadded:: 0.2
+    """
+
+    def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write ``claim``'s status (allocation, reservedFor); the stored claim back.
+
+        Raises:
+            BackendError: when the API refuses the write.
+        """
+        ...

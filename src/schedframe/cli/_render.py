@@ -104,6 +104,13 @@ def render_explanation(e: Explanation, *, use_rich: bool = False) -> str:
         ),
     ]
 
+    detailed = [node for node in e.nodes if node.details]
+    if detailed:
+        lines += ["", "Details of filtered nodes:"]
+        for node in detailed:
+            lines.append(f"  {node.name} ({node.plugin}):")
+            lines += [f"    {line}" for line in node.details]
+
     feasible = [e.node(name) for name in e.feasible]
     if feasible and any(node.scores for node in feasible):
         srows: list[list[object]] = []

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BindPlugin",
     "EnqueueExtensions",
+    "FilterDetailsPlugin",
     "FilterPlugin",
     "PermitPlugin",
     "Plugin",
@@ -420,4 +421,20 @@ class PostBindPlugin(Plugin, Protocol):
 
         .. versionadded:: 0.1
         """
+        ...
+
+
+@runtime_checkable
+class FilterDetailsPlugin(Plugin, Protocol):
+    """A Filter plugin that can say more than its status about a node it rejected.
+
+    ``explain`` shows the lines under the node (DynamicResources lists which device requests
+    failed there and why). Called after filtering, with the attempt's CycleState; the status
+    messages stay upstream's. Provisional.
+
+    .. versionadded:: 0.2
+    """
+
+    def filter_details(self, state: CycleState, pod: Pod, node_name: str) -> Sequence[str]:
+        """Lines explaining why ``node_name`` was rejected (empty when nothing to add)."""
         ...

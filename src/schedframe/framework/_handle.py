@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
     from schedframe.objects import (
+        DeviceClass,
         Namespace,
         ObjectReference,
         Pod,
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
         PodDisruptionBudget,
         ReplicaSet,
         ReplicationController,
+        ResourceClaim,
+        ResourceSlice,
         Service,
         StatefulSet,
     )
@@ -46,6 +49,7 @@ __all__ = [
     "Nominator",
     "ObjectLister",
     "PluginsRunner",
+    "SharedDRAManager",
     "SharedLister",
     "StorageLister",
     "VolumeWriter",
@@ -216,6 +220,65 @@ class ObjectLister(Protocol, Generic[_T_co]):
 
     def get(self, name: str, namespace: str = "") -> _T_co | None:
         """One object, or ``None`` (``namespace`` empty for cluster-scoped kinds)."""
+        ...
+
+
+class SharedDRAManager(Protocol):
+    """DRA objects and in-flight allocations (upstream ``SharedDRAManager``).
+
+    DynamicResources reads DeviceClasses, ResourceSlices and ResourceClaims through it, records
+    Reserve's allocations as in flight (their devices count as in use until PreBind wrote them)
+    and writes claim statuses. Provisional.
+
+    .. versionadded:: 0.2
+    """
+
+    def device_class(self, name: str) -> DeviceClass | None:
+        """A DeviceClass by name, or ``None``."""
+        ...
+
+    def device_classes(self) -> Sequence[DeviceClass]:
+        """Every DeviceClass, by name."""
+        ...
+
+    def resource_slices(self) -> Sequence[ResourceSlice]:
+        """Every ResourceSlice, by name."""
+        ...
+
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """A ResourceClaim, or ``None``."""
+        ...
+
+    def resource_claims(self) -> Sequence[ResourceClaim]:
+        """Every ResourceClaim."""
+        ...
+
+    def list_all_allocated_devices(self) -> frozenset[tuple[str, str, str]]:
+        """(driver, pool, device) of every allocated or in-flight device."""
+        ...
+
+    def claim_has_pending_allocation(self, uid: str) -> bool:
+        """Whether the claim's allocation is in flight."""
+        ...
+
+    def signal_claim_pending_allocation(self, uid: str, claim: ResourceClaim) -> None:
+        """Record an in-flight allocation (Reserve)."""
+        ...
+
+    def remove_claim_pending_allocation(self, uid: str) -> bool:
+        """Forget an in-flight allocation; True if there was one."""
+        ...
+
+    def assume_claim_after_api_call(self, claim: ResourceClaim) -> None:
+        """Keep a written claim until the watch reports it."""
+        ...
+
+    def assumed_claim_restore(self, namespace: str, name: str) -> None:
+        """Drop the assumed version of a claim."""
+        ...
+
+    def update_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write a claim's status to the cluster; the stored claim back."""
         ...
 
 
@@ -458,6 +521,14 @@ class Handle(PluginsRunner, Protocol):
     def storage_lister(self) -> StorageLister:
         """PersistentVolumes, claims, StorageClasses and the CSI objects, as the backend's
         watch reports them (the volume plugins read them).
+
+        .. versionadded:: 0.2
+        """
+        ...
+
+    def shared_dra_manager(self) -> SharedDRAManager:
+        """DeviceClasses, ResourceSlices, ResourceClaims and in-flight allocations, as the
+        backend's watch reports them (DynamicResources reads them).
 
         .. versionadded:: 0.2
         """

@@ -127,6 +127,7 @@ _KINDS: Final = (
     "CSIStorageCapacity",
     "DaemonSet",
     "Deployment",
+    "DeviceClass",
     "Job",
     "Namespace",
     "Node",
@@ -137,6 +138,9 @@ _KINDS: Final = (
     "PriorityClass",
     "ReplicaSet",
     "ReplicationController",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
     "Service",
     "StatefulSet",
     "StorageClass",
@@ -654,6 +658,10 @@ def _container(r: _Reader, d: _Dict, path: str) -> Container:
             _known(r, rule, p, _fields.CONTAINER_RESTART_RULE) and r.text(rule, "action", p)
             for rule, p in r.items(d, "restartPolicyRules", path)
         ),
+        claims=tuple(
+            _known(r, cl, p, _fields.CONTAINER_RESOURCE_CLAIM) and r.text(cl, "name", p)
+            for cl, p in r.items(res, "claims", res_path)
+        ),
     )
 
 
@@ -900,10 +908,7 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         host_network=r.flag(d, "hostNetwork", path),
         termination_grace_period_seconds=r.opt_integer(d, "terminationGracePeriodSeconds", path),
         volumes=tuple(volumes),
-        resource_claims=tuple(
-            _known(r, c, p, _fields.POD_RESOURCE_CLAIM) and r.text(c, "name", p)
-            for c, p in r.items(d, "resourceClaims", path)
-        ),
+        resource_claims=_codec_resource.pod_resource_claims(r, d, path),
         host_users=None if d.get("hostUsers") is None else r.flag(d, "hostUsers", path),
     )
     if pod_resources is not None:
@@ -941,6 +946,7 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         nominated_node_name=r.text(s, "nominatedNodeName", path),
         conditions=conditions,
         start_time=r.time(s, "startTime", path),
+        resource_claim_statuses=_codec_resource.pod_claim_statuses(r, s, path),
     )
     return Pod(metadata=meta, spec=spec, status=status)
 
@@ -1784,6 +1790,7 @@ def _container_out(c: Container) -> dict[str, object]:
     resources: dict[str, object] = {}
     _put(resources, "requests", _resources_out(c.requests))
     _put(resources, "limits", _resources_out(c.limits))
+    _put(resources, "claims", [{"name": n} for n in c.claims])
     _put(out, "resources", resources)
     ports = []
     for p in c.ports:
@@ -1874,7 +1881,7 @@ def _pod_out(pod: Pod) -> dict[str, object]:
             volume[v.disk.kind] = disk
         volumes.append(volume)
     _put(spec, "volumes", volumes)
-    _put(spec, "resourceClaims", [{"name": c} for c in s.resource_claims])
+    _put(spec, "resourceClaims", _codec_resource.pod_resource_claims_out(s.resource_claims))
     if s.host_users is not None:
         spec["hostUsers"] = s.host_users
     st = pod.status
@@ -1889,6 +1896,7 @@ def _pod_out(pod: Pod) -> dict[str, object]:
             cond["lastTransitionTime"] = _time_str(c.last_transition_time)
         conditions.append(cond)
     _put(status, "conditions", conditions)
+    _put(status, "resourceClaimStatuses", _codec_resource.claim_statuses_out(st))
     if st.start_time is not None:
         status["startTime"] = _time_str(st.start_time)
     return {
@@ -1986,9 +1994,17 @@ def to_dict(obj: object) -> dict[str, object]:
     out = _codec_workloads.encode(obj) or _codec_storage.encode(obj) or _codec_custom.encode(obj)
     if out is not None:
         return out
+    out = _codec_resource.encode(obj)
+    if out is not None:
+        return out
     raise TypeError(f"to_dict() cannot encode {type(obj).__name__}")
 
 
-# The PriorityClass, workload and storage kinds register their decoders in _PARSERS on
-# import; custom kinds and CustomResourceDefinitions are decoded by _codec_custom.
-from schedframe.objects import _codec_custom, _codec_storage, _codec_workloads  # noqa: E402
+# The PriorityClass, workload, storage and resource.k8s.io (DRA) kinds register their decoders
+# in _PARSERS on import; custom kinds and CustomResourceDefinitions are decoded by _codec_custom.
+from schedframe.objects import (  # noqa: E402
+    _codec_custom,
+    _codec_resource,
+    _codec_storage,
+    _codec_workloads,
+)

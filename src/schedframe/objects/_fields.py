@@ -88,8 +88,9 @@ CONTAINER: Final = (
 #: ``v1.ContainerRestartRule`` fields the scheduler does not read.
 CONTAINER_RESTART_RULE: Final = ("exitCodes",)
 
-#: ``v1.PodResourceClaim`` fields the scheduler does not read (only ``name``).
-POD_RESOURCE_CLAIM: Final = ("resourceClaimName", "resourceClaimTemplateName")
+#: ``v1.ResourceClaim`` (a container's ``resources.claims`` entry) fields the scheduler does
+#: not read (only ``name``).
+CONTAINER_RESOURCE_CLAIM: Final = ("request",)
 
 #: ``v1.ResourceRequirements`` fields the scheduler does not read.
 RESOURCE_REQUIREMENTS: Final = ("claims",)
@@ -383,3 +384,30 @@ VOLUME_ATTACHMENT_SOURCE: Final = ("inlineVolumeSpec",)
 
 #: ``storage/v1`` ``VolumeAttachmentStatus`` fields the decoder does not read.
 VOLUME_ATTACHMENT_STATUS: Final = ("attachmentMetadata", "attachError", "detachError")
+
+# ---- resource.k8s.io/v1 (Dynamic Resource Allocation) ---------------------------------------
+# The DRA decoder reads nearly every field the allocator can use; these are the rest.
+
+#: ``DeviceCapacity`` fields the allocator does not read (consumable capacity's policy).
+DEVICE_CAPACITY: Final = ("requestPolicy",)
+
+#: ``DeviceAllocationConfiguration`` fields the allocator does not read (a claim status's
+#: ``allocation.devices.config`` entries; ``requests`` and ``opaque`` are read).
+DEVICE_ALLOCATION_CONFIGURATION: Final = ("source",)
+
+#: ``ResourceClaimStatus`` fields the scheduler does not read (the drivers' device statuses).
+RESOURCE_CLAIM_STATUS: Final = ("devices",)
+
+#: ``metav1.ObjectMeta`` fields of a ResourceClaimTemplate's ``spec.metadata`` besides the
+#: labels and annotations copied to the claims it makes.
+CLAIM_TEMPLATE_META: Final = (
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "ownerReferences",
+    *OBJECT_META,
+)

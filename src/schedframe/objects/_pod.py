@@ -42,6 +42,7 @@ __all__ = [
     "PodAffinityTerm",
     "PodAntiAffinity",
     "PodCondition",
+    "PodResourceClaim",
     "PodSpec",
     "PodStatus",
     "ResourceRequirements",
@@ -85,6 +86,8 @@ class Container:
     restart_policy: str | None = None
     #: The ``action`` of each ``restartPolicyRules`` entry (exit-code matching not modelled).
     restart_policy_rules: tuple[str, ...] = ()
+    #: ``resources.claims[].name``: the pod resource claims this container uses (DRA).
+    claims: tuple[str, ...] = ()
 
     @property
     def is_restartable_init(self) -> bool:
@@ -237,6 +240,19 @@ class DiskSource:
 
 
 @attrs.frozen(kw_only=True)
+class PodResourceClaim:
+    """``spec.resourceClaims[]``: a claim by name, or one made per pod from a template.
+
+    Exactly one of ``resource_claim_name`` and ``resource_claim_template_name`` is set on a
+    valid pod.
+    """
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+@attrs.frozen(kw_only=True)
 class Volume:
     """A pod volume; the claim sources are modelled: a PersistentVolumeClaim (its
     ``claimName``) and a generic ephemeral volume (``ephemeral``), whose claim the
@@ -291,9 +307,8 @@ class PodSpec:
     host_network: bool = False
     termination_grace_period_seconds: int | None = None
     volumes: tuple[Volume, ...] = ()
-    #: ``spec.resourceClaims[].name``: DRA claims, which schedframe does not model (the
-    #: DynamicResources plugin rejects such a pod loudly).
-    resource_claims: tuple[str, ...] = ()
+    #: ``spec.resourceClaims``: the pod's DRA claims.
+    resource_claims: tuple[PodResourceClaim, ...] = ()
     #: ``spec.hostUsers``: ``False`` runs the pod in a user namespace; ``None`` when unset.
     host_users: bool | None = None
 
@@ -306,6 +321,9 @@ class PodStatus:
     nominated_node_name: str = ""
     conditions: tuple[PodCondition, ...] = ()
     start_time: datetime | None = None
+    #: ``status.resourceClaimStatuses``: pod claim name -> generated ResourceClaim name
+    #: (``None`` when the controller decided no claim is needed).
+    resource_claim_statuses: tuple[tuple[str, str | None], ...] = ()
 
 
 def _add(total: dict[str, int], amounts: ResourceList) -> None:

@@ -53,14 +53,7 @@ UNREAD_KINDS: Final = frozenset(
 )
 #: Kinds kube-scheduler reads (dynamic resource allocation) that
 #: schedframe does not model yet: skipped with a loud warning, never silently.
-NOT_MODELLED_KINDS: Final = frozenset(
-    {
-        "DeviceClass",
-        "ResourceClaim",
-        "ResourceClaimTemplate",
-        "ResourceSlice",
-    }
-)
+NOT_MODELLED_KINDS: Final[frozenset[str]] = frozenset()
 
 
 @attrs.define
@@ -71,7 +64,8 @@ class LoadReport:
         skipped: kinds kube-scheduler never reads (ConfigMap, Secret, Event, custom
             resources, ...), with how many objects of each were skipped.
         not_modelled: kinds kube-scheduler reads that schedframe does not model yet
-            (ResourceSlice, ResourceClaim, DeviceClass, ...): the results may differ from the cluster's for pods that use them.
+            (none at present; a kind added to Kubernetes later would be listed here):
+            the results may differ from the cluster's for pods that use them.
     """
 
     skipped: dict[str, int] = attrs.field(factory=dict)

@@ -76,15 +76,21 @@ _EMPTY_STATUS: Final = PodStatus()
 def is_pod_updated(old: Pod, new: Pod) -> bool:
     """True when the update changed more than the status and the resource version.
 
-    Upstream ``isPodUpdated``: status (we model no claim statuses), ``resourceVersion``,
-    ``generation``, ``managedFields`` and finalizers are ignored.
+    Upstream ``isPodUpdated``: the status (except ``resourceClaimStatuses``, which
+    DynamicResources waits for), ``resourceVersion``, ``generation``, ``managedFields`` and
+    finalizers are ignored.
     """
 
     def strip(pod: Pod) -> Pod:
+        claims = pod.status.resource_claim_statuses
         return attrs.evolve(
             pod,
             metadata=attrs.evolve(pod.metadata, resource_version=""),
-            status=_EMPTY_STATUS,
+            status=(
+                attrs.evolve(_EMPTY_STATUS, resource_claim_statuses=claims)
+                if claims
+                else _EMPTY_STATUS
+            ),
         )
 
     return strip(old) != strip(new)
@@ -118,6 +124,8 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
     # The API only lets tolerations be added, so a change of length is a change.
     if len(new.spec.tolerations) != len(old.spec.tolerations):
         actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)
     return [ClusterEvent(resource, action) for action in actions]

@@ -763,6 +763,10 @@ class Framework:
         """PersistentVolumes, claims, StorageClasses and CSI objects (the volume plugins)."""
         return self._cluster.storage
 
+    def shared_dra_manager(self) -> fw.SharedDRAManager:
+        """The DRA objects and in-flight allocations (DynamicResources)."""
+        return self._cluster.dra
+
     def lister(self, kind: type | str) -> KindLister:
         """The objects of ``kind`` (a class or a kind name) the backend's watch reported
         (upstream informer listers)."""

@@ -18,6 +18,7 @@ import attrs
 from schedframe import framework as fw
 from schedframe.errors import BackendError
 from schedframe.framework import PodInfo
+from schedframe.runtime._dra import DRAStore
 from schedframe.runtime._object_store import ObjectStore
 from schedframe.runtime._storage_lister import StorageStore
 from schedframe.runtime._workload_lister import WorkloadStore
@@ -54,6 +55,7 @@ class ClusterView:
         namespaces: Iterable[Namespace] = (),
         pdbs: Iterable[PodDisruptionBudget] = (),
         workloads: Iterable[object] = (),
+        dra: Iterable[object] = (),
     ) -> None:
         self._namespaces = {ns.metadata.name: ns for ns in namespaces}
         self._pdbs = list(pdbs)
@@ -62,9 +64,12 @@ class ClusterView:
         self.workloads = WorkloadStore(others)
         #: PVs, PVCs, StorageClasses and the CSI objects found in ``workloads``.
         self.storage = StorageStore(others)
-        #: Every object by kind (``Handle.lister``), ``workloads`` of any kind included; the
-        #: scheduler's watch keeps it current.
-        self.objects = ObjectStore([*self._namespaces.values(), *self._pdbs, *others])
+        dra_objects = list(dra)
+        #: DeviceClasses, ResourceSlices, ResourceClaims and templates (``dra``).
+        self.dra = DRAStore(dra_objects)
+        #: Every object by kind (``Handle.lister``), ``workloads`` and ``dra`` of any kind
+        #: included; the scheduler's watch keeps it current.
+        self.objects = ObjectStore([*self._namespaces.values(), *self._pdbs, *others, *dra_objects])
 
     def namespace(self, name: str) -> Namespace | None:
         """A namespace by name."""

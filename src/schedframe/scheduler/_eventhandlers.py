@@ -34,6 +34,12 @@ from schedframe.objects import (
     StorageClass,
     VolumeAttachment,
 )
+from schedframe.objects._resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from schedframe.runtime import ClusterView
 
 if TYPE_CHECKING:
@@ -70,6 +76,12 @@ EVENT_UNSCHEDULED_POD_DELETE: Final = ClusterEvent(
     EventResource.UNSCHEDULABLE_POD, ActionType.DELETE
 )
 EVENT_NODE_ADD: Final = ClusterEvent(EventResource.NODE, ActionType.ADD)
+_DRA_TYPES: Final = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
+_DRA_RESOURCE: Final[dict[type, EventResource]] = {
+    DeviceClass: EventResource.DEVICE_CLASS,
+    ResourceSlice: EventResource.RESOURCE_SLICE,
+    ResourceClaim: EventResource.RESOURCE_CLAIM,
+}
 EVENT_NODE_DELETE: Final = ClusterEvent(EventResource.NODE, ActionType.DELETE)
 # The event resource of each storage kind (upstream addAllEventHandlers' gvk cases).
 _STORAGE_RESOURCE: Final[dict[type, EventResource]] = {
@@ -137,6 +149,8 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     if len(new.spec.tolerations) != len(old.spec.tolerations):
         actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)
     return [ClusterEvent(resource, a) for a in actions]
@@ -331,6 +345,8 @@ class EventHandlers:
                 self.cluster.set_pdb(obj)
         elif _STORAGE_RESOURCE.get(type(obj)) is not None:
             self.on_storage(event_type, obj, old)
+        elif isinstance(obj, _DRA_TYPES):
+            self.dra_object(event_type, obj, old)
         elif event_type == "DELETED" and self.cluster.workloads.delete(obj):
             pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
         elif event_type != "DELETED" and self.cluster.workloads.set(obj):
@@ -356,6 +372,21 @@ class EventHandlers:
                 action, old_obj, new_obj = ActionType.UPDATE, old, obj
         event = ClusterEvent(resource, action)
         self.queue.move_all_to_active_or_backoff_queue(event, old_obj, new_obj, None)
+
+    def dra_object(self, event_type: str, obj: object, old: object | None) -> None:
+        """A DeviceClass, ResourceSlice, ResourceClaim or template: stored for DynamicResources,
+        then the queue moves for its event (upstream's DRA informer handlers)."""
+        if event_type == "DELETED":
+            self.cluster.dra.delete(obj)
+            action = ActionType.DELETE
+        else:
+            self.cluster.dra.set(obj)
+            action = ActionType.ADD if event_type == "ADDED" else ActionType.UPDATE
+        resource = _DRA_RESOURCE.get(type(obj))
+        if resource is not None:
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(resource, action), old, None if event_type == "DELETED" else obj, None
+            )
 
     def custom_object_event(self, event_type: str, obj: CustomObject, old: object | None) -> None:
         """A custom object changed: requeue the pods whose plugins registered the kind (the

@@ -43,6 +43,12 @@ from schedframe.objects import (
     StorageClass,
     VolumeAttachment,
 )
+from schedframe.objects._resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from schedframe.scheduler import Scheduler, VirtualClock
 from schedframe.simulation._controllers import daemon_set_pods
 from schedframe.simulation._workload import MAX_SECONDS, Arrival, Workload, _controlled
@@ -240,6 +246,9 @@ class SimulationResult:
             ``key -> (pod, bound pods)``.
         tie_breaks: for each captured pod, the scheduler's random state and next start node
             index when that attempt began (``random.Random.getstate()``, int).
+        captured_dra: for each captured pod, the DRA objects (DeviceClasses, ResourceSlices,
+            ResourceClaims, templates) as that attempt saw them; the pod's own claims without
+            the allocation the attempt itself made.
         unsettled: why the run ended before the scenario settled, one sentence each (the
             ``max_virtual_time`` limit reached with work left; pods that could not settle,
             see :attr:`Scheduler.stalled_pods <schedframe.scheduler.Scheduler.stalled_pods>`);
@@ -264,6 +273,7 @@ class SimulationResult:
     registry: Registry | None = None
     captured: Mapping[str, tuple[Pod, tuple[Pod, ...]]] = attrs.field(factory=dict)
     tie_breaks: Mapping[str, tuple[object, int]] = attrs.field(factory=dict)
+    captured_dra: dict[str, tuple[object, ...]] = attrs.field(factory=dict)
     unsettled: tuple[str, ...] = ()
 
     def placements(self) -> dict[str, str]:
@@ -296,6 +306,7 @@ class SimulationResult:
         from schedframe.explain import explain
 
         pod, bound = self.captured[key]
+        dra = self.captured_dra.get(key, ())
         rng: random.Random | None = None
         start_index = 0
         if key in self.tie_breaks:
@@ -308,7 +319,7 @@ class SimulationResult:
             pods=bound,
             namespaces=self.namespaces,
             pdbs=self.pdbs,
-            workloads=self.workloads,
+            workloads=(*self.workloads, *dra),
             config=self.config,
             registry=self.registry,
             seed=self.seed,
@@ -436,6 +447,9 @@ class _Engine:
                 o, Service | ReplicationController | ReplicaSet | StatefulSet | CustomObject
             )
             or isinstance(o, _STORAGE_TYPES)
+            # The DRA objects DynamicResources reads (claims from templates are made by the
+            # memory backend's resourceclaim controller).
+            or isinstance(o, DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate)
         ) + tuple(workload.objects)
         # Admission rejects a pod now, with its message, rather than when it arrives.
         from schedframe.backends import admit_priority
@@ -477,6 +491,7 @@ class _Engine:
         self.victims_reported = 0
         self.victims: list[str] = []
         self.captured: dict[str, tuple[Pod, tuple[Pod, ...]]] = {}
+        self.captured_dra: dict[str, tuple[object, ...]] = {}
         self.tie_breaks: dict[str, tuple[object, int]] = {}
         self.wakeups: list[float] = []
         self.arrived = 0
@@ -567,6 +582,7 @@ class _Engine:
             registry=self.registry,
             captured=dict(self.captured),
             tie_breaks=dict(self.tie_breaks),
+            captured_dra=dict(self.captured_dra),
             unsettled=tuple(self.unsettled) + self._stalled_text(),
         )
 
@@ -777,6 +793,20 @@ class _Engine:
             )
         self.victims_reported = len(self.deleted_in_cycle)
 
+    def _dra_as_seen_by(self, pod: Pod) -> tuple[object, ...]:
+        """The DRA objects now, with ``pod``'s own claims as they were before its attempt."""
+        out: list[object] = []
+        for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"):
+            for obj in self.backend.list(kind):
+                if (
+                    isinstance(obj, ResourceClaim)
+                    and obj.is_reserved_for(pod.uid)
+                    and len(obj.reserved_for) == 1
+                ):
+                    obj = attrs.evolve(obj, allocation=None, reserved_for=())
+                out.append(obj)
+        return tuple(out)
+
     @impl
     def schedframe_cycle_finished(self, pod: Pod) -> None:
         self.cycles += 1
@@ -786,6 +816,7 @@ class _Engine:
             seen = [p for p in self.bound.values() if p.uid != pod.uid]
             seen.extend(self.deleted_in_cycle)
             self.captured[pod.key] = (pod, tuple(seen))
+            self.captured_dra[pod.key] = self._dra_as_seen_by(pod)
             self.tie_breaks[pod.key] = (self.cycle_rng_state, self.cycle_start_index)
         self.cycle_rng_state = self.sched.rng.getstate()
         self.cycle_start_index = self.sched.algorithm.next_start_node_index

@@ -233,6 +233,10 @@ def test_subscribe_replays_namespaces_nodes_pdbs_then_pods() -> None:
         "PersistentVolume",
         "PersistentVolumeClaim",
         "VolumeAttachment",
+        "DeviceClass",
+        "ResourceSlice",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
         "Pod",
     )
 

@@ -547,18 +547,13 @@ def test_a_cluster_dump_on_stdin_reports_each_skipped_kind(
         "kind: List\nitems:\n"
         "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"
         "- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n"
-        "- {apiVersion: resource.k8s.io/v1, kind: ResourceSlice, metadata: {name: rs}}\n"
         "- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '2'}}}\n"
     )
     monkeypatch.setattr("sys.stdin", io.StringIO(dump))
     code, out, err = run(capsys, "simulate", "-c", "-")
     assert code == 0, err
     assert out.startswith("Simulated 0 pods on 1 nodes")
-    assert err.splitlines()[:2] == [
-        "warning: skipped 1 ResourceSlice: read by kube-scheduler but NOT modelled by "
-        "schedframe; pods that use them may be placed differently than in the cluster",
-        "skipped 2 ConfigMap: not read by kube-scheduler",
-    ]
+    assert err.splitlines()[:1] == ["skipped 2 ConfigMap: not read by kube-scheduler"]
 
 
 def test_explain_a_system_cluster_critical_pod_shows_its_preemption(

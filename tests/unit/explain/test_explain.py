@@ -257,3 +257,47 @@ def test_start_index_and_rng_replay_a_schedulers_draws() -> None:
         replay.setstate(state)
         result = explain(pod("p"), nodes=nodes, rng=replay, start_index=start)
         assert result.chosen == expected
+
+
+class _Detailed(fw.FilterPlugin):
+    """Rejects n2; its filter_details misbehaves as ``mode`` says."""
+
+    name: ClassVar[str] = "Detailed"
+    mode: ClassVar[str] = "ok"
+
+    def __init__(self, args: object, handle: object) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status | None:
+        return Status(Code.UNSCHEDULABLE, "no") if node.name == "n2" else None
+
+    def filter_details(self, state: CycleState, pod: Pod, node_name: str) -> object:
+        if self.mode == "raises":
+            raise KeyError("gone")
+        if self.mode == "not lines":
+            return 42
+        return [f"why {node_name}"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "details"),
+    [
+        ("ok", ("why n2",)),
+        ("raises", ("(filter_details of Detailed failed: KeyError: 'gone')",)),
+        ("not lines", ("(filter_details of Detailed returned int (42), not lines)",)),
+    ],
+)
+def test_filter_details_are_guarded_like_plugin_results(
+    mode: str, details: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_Detailed, "mode", mode)
+    registry = Registry.discover()
+    registry.register("Detailed", _Detailed)
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Detailed"}]}}}],
+    }
+    result = explain(pod("p"), nodes=[node("n1"), node("n2")], config=config, registry=registry)
+    assert result.chosen == "n1"
+    assert result.node("n2").details == details

@@ -105,6 +105,10 @@ def test_subscribe_replays_in_kind_order_then_streams(
         "PersistentVolume",
         "PersistentVolumeClaim",
         "VolumeAttachment",
+        "DeviceClass",
+        "ResourceSlice",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
         "Pod",
     )
 
@@ -672,3 +676,56 @@ def test_preempted_event_relates_the_preemptor_as_a_structured_reference(
     }
     assert event["regarding"]["name"] == "victim"
     assert event["regarding"]["namespace"] == "ns"
+
+
+def test_dra_kinds_are_watched_and_claim_statuses_written(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    from schedframe.objects import (
+        AllocationResult,
+        DeviceAllocationResult,
+        DeviceRequestAllocationResult,
+        ResourceClaim,
+        ResourceClaimConsumerReference,
+    )
+
+    fake.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": "true"}}]},
+        }
+    )
+    fake.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {
+                "devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}
+            },
+        }
+    )
+    backend = started(make_backend)
+    wait_until(lambda: len(backend.list("ResourceClaim")) == 1)
+    assert [c.metadata.name for c in backend.list("DeviceClass")] == ["gpu"]  # type: ignore[attr-defined]
+    (claim,) = backend.list("ResourceClaim")
+    assert isinstance(claim, ResourceClaim)
+    allocation = AllocationResult(
+        devices=DeviceAllocationResult(
+            results=(DeviceRequestAllocationResult(request="r", driver="d", pool="p", device="x"),)
+        )
+    )
+    ref = ResourceClaimConsumerReference(resource="pods", name="p", uid="u")
+    written = backend.update_resource_claim_status(
+        attrs.evolve(claim, allocation=allocation, reserved_for=(ref,))
+    )
+    assert written.allocation == allocation and written.reserved_for == (ref,)
+    wait_until(
+        lambda: getattr(backend.get("ResourceClaim", "c", "default"), "reserved_for", ()) == (ref,)
+    )
+    # A stale resourceVersion is a conflict, as UpdateStatus's.
+    with pytest.raises(BackendError) as info:
+        backend.update_resource_claim_status(attrs.evolve(claim, reserved_for=()))
+    assert info.value.code == 409

@@ -92,6 +92,17 @@ def test_cluster_role_is_least_privilege() -> None:
         ("ClusterRole", "storage.k8s.io", "csistoragecapacities", "watch"),
         ("ClusterRole", "storage.k8s.io", "volumeattachments", "list"),
         ("ClusterRole", "storage.k8s.io", "volumeattachments", "watch"),
+        *(
+            ("ClusterRole", "resource.k8s.io", resource, verb)
+            for resource in (
+                "deviceclasses",
+                "resourceslices",
+                "resourceclaims",
+                "resourceclaimtemplates",
+            )
+            for verb in ("list", "watch")
+        ),
+        ("ClusterRole", "resource.k8s.io", "resourceclaims/status", "update"),
         ("ClusterRole", "events.k8s.io", "events", "create"),
         ("ClusterRole", "events.k8s.io", "events", "patch"),
         ("Role", "coordination.k8s.io", "leases", "create"),

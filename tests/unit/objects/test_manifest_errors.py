@@ -113,10 +113,11 @@ spec:
     pytest.param(
         "kind: Foo\nmetadata: {name: x}\n",
         'kind: Unsupported value: "Foo": supported values: "CSIDriver", "CSINode", '
-        '"CSIStorageCapacity", "DaemonSet", "Deployment", "Job", "Namespace", "Node", '
-        '"PersistentVolume", "PersistentVolumeClaim", "Pod", "PodDisruptionBudget", '
-        '"PriorityClass", "ReplicaSet", "ReplicationController", "Service", "StatefulSet", '
-        '"StorageClass", "VolumeAttachment"',
+        '"CSIStorageCapacity", "DaemonSet", "Deployment", "DeviceClass", "Job", '
+        '"Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim", "Pod", '
+        '"PodDisruptionBudget", "PriorityClass", "ReplicaSet", "ReplicationController", '
+        '"ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "Service", '
+        '"StatefulSet", "StorageClass", "VolumeAttachment"',
         id="unknown kind",
     ),
     pytest.param("metadata: {name: x}\n", "kind: Required value", id="missing kind"),

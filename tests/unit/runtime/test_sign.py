@@ -114,7 +114,10 @@ def test_in_tree_signers() -> None:
     claimed = pod_from_dict(
         {
             "metadata": {"name": "c"},
-            "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": "gpu"}]},
+            "spec": {
+                "containers": [{"name": "c"}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
+            },
         }
     )
     _, status = dra.sign_pod(claimed)

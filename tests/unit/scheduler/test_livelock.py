@@ -67,7 +67,7 @@ def test_a_run_that_ends_idle_reports_no_stalled_pods() -> None:
     backend.delete(b)
     sched.run_until_idle(stall_timeout=5.0)
     # Alone, the pod times out once and waits in the unschedulable pool, as upstream: idle.
-    stalled: tuple[str, ...] = sched.stalled_pods
+    stalled: tuple[str, ...] = sched.stalled_pods  # not narrowed by the assertion above
     assert stalled == ()
     assert [p.name for p in sched.queue.unschedulable_pods()] == ["a"]
 

@@ -30,7 +30,9 @@ from schedframe.objects import (
     PersistentVolumeClaim,
     Pod,
     PodCondition,
+    ResourceClaim,
     from_dict,
+    to_dict,
 )
 from schedframe.objects._codec import server_decoder
 from schedframe.objects._custom import custom_kind
@@ -79,6 +81,20 @@ _COLLECTIONS: Final[dict[str, tuple[str, Decode]]] = {
     "VolumeAttachment": (
         "/apis/storage.k8s.io/v1/volumeattachments",
         server_decoder("VolumeAttachment"),
+    ),
+    # What DynamicResources reads.
+    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", server_decoder("DeviceClass")),
+    "ResourceSlice": (
+        "/apis/resource.k8s.io/v1/resourceslices",
+        server_decoder("ResourceSlice"),
+    ),
+    "ResourceClaim": (
+        "/apis/resource.k8s.io/v1/resourceclaims",
+        server_decoder("ResourceClaim"),
+    ),
+    "ResourceClaimTemplate": (
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+        server_decoder("ResourceClaimTemplate"),
     ),
     "Pod": ("/api/v1/pods", server_decoder("Pod")),
 }
@@ -599,6 +615,26 @@ class KubernetesBackend:
     def _count(self, outcome: str) -> None:
         with self._counts_lock:
             self.bind_counts[outcome] = self.bind_counts.get(outcome, 0) + 1
+
+    def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT ``resourceclaims/{name}/status`` (DynamicResources' allocation, reservedFor and
+        deallocation), with the claim's resourceVersion as the optimistic-concurrency check,
+        as upstream's ``UpdateStatus``.
+
+        Raises:
+            BackendError: 409 ``Conflict`` (a stale resourceVersion), 404 ``NotFound``, or a
+                transport failure.
+        """
+        namespace = quote(claim.namespace or "default", safe="")
+        name = quote(claim.name, safe="")
+        path = f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{name}/status"
+        try:
+            body = self.transport.request("PUT", path, body=to_dict(claim))
+        except (ApiError, TransportError) as exc:
+            raise exc.to_backend_error() from None
+        stored = server_decoder("ResourceClaim")({**body, "kind": "ResourceClaim"})
+        assert isinstance(stored, ResourceClaim)
+        return stored
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """POST ``pods/{name}/binding`` (upstream ``DefaultBinder``), with the pod's uid as a

@@ -100,6 +100,12 @@ RESOURCES: Final[dict[str, Resource]] = {
         Resource("persistentvolumes", "", "v1", "PersistentVolume", False, True),
         Resource("persistentvolumeclaims", "", "v1", "PersistentVolumeClaim", True, True),
         Resource("volumeattachments", "storage.k8s.io", "v1", "VolumeAttachment", False, True),
+        Resource("deviceclasses", "resource.k8s.io", "v1", "DeviceClass", False, True),
+        Resource("resourceslices", "resource.k8s.io", "v1", "ResourceSlice", False, True),
+        Resource("resourceclaims", "resource.k8s.io", "v1", "ResourceClaim", True, True),
+        Resource(
+            "resourceclaimtemplates", "resource.k8s.io", "v1", "ResourceClaimTemplate", True, True
+        ),
         Resource("events", "events.k8s.io", "v1", "Event", True),
         Resource("leases", "coordination.k8s.io", "v1", "Lease", True),
     )
