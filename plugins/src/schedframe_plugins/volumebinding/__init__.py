@@ -22,6 +22,7 @@ from schedframe import errors
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe_plugins import names
+from schedframe_plugins._signers import volumes_signer
 
 __all__ = [
     "DEFAULT_BIND_TIMEOUT_SECONDS",
@@ -119,6 +120,10 @@ class VolumeBinding(
             raise errors.ConfigError(issues)
         self.args = args
         self._handle = handle
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The pod's volume sources (upstream ``VolumeBinding.SignPod``)."""
+        return (fw.SignFragment(key=fw.VOLUMES_SIGNER_NAME, value=volumes_signer(pod)),), None
 
     def pre_filter(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
