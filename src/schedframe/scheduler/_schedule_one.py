@@ -319,6 +319,7 @@ class Algorithm:
         self.current_cycle: Callable[[], int] = lambda: 0
         self.now: Callable[[], float] = time.monotonic
         self.batches: dict[str, OpportunisticBatch] = {}
+        self._order_rng: random.Random | None = None
 
     def num_feasible_nodes_to_find(self, profile_percentage: int | None, num_all_nodes: int) -> int:
         """:func:`num_feasible_nodes_to_find` with this scheduler's global percentage."""
@@ -407,12 +408,15 @@ class Algorithm:
 
         Upstream pops the pick off a heap keyed on (total, a random number per node); the
         rest keep that order. Here the pick is :func:`select_host`'s, and the rest are
-        ordered by total, ties by one draw per node from the seeded random source (only when
-        the pod has a signature, so a pod without one draws nothing more than before).
+        ordered by total, ties by one draw per node from a random source of their own,
+        seeded from the scheduler's without drawing from it: the scheduler's draws, and so
+        every placement made without a hint, are those of a run without batching.
         """
         others = [i for i in range(len(names)) if i != pick]
         if found.signature is not None:
-            keys = {i: self.rng.random() for i in others}
+            if self._order_rng is None:
+                self._order_rng = random.Random(hash(self.rng.getstate()))
+            keys = {i: self._order_rng.random() for i in others}
             others.sort(key=lambda i: (-totals[i], -keys[i]))
         self._batch_for(fwk).store_schedule_results(
             found.signature,
