@@ -46,6 +46,7 @@ from schedframe.framework import (
     Status,
 )
 from schedframe.runtime._guard import SHUTDOWN
+from schedframe.scheduler._batching import OpportunisticBatch, SortedScoredNodes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -274,6 +275,9 @@ class _Found:
     columns: fw.NodeColumns | None = None
     #: The extenders already filtered ``feasible`` (the nominated node path).
     extended: bool = False
+    #: Opportunistic batching: the node hinted ("" for none) and the pod's signature.
+    hint: str = ""
+    signature: bytes | None = None
 
 
 class Algorithm:
@@ -310,6 +314,12 @@ class Algorithm:
         #: batch path); ``False`` runs every node through the per-node path. Both give the
         #: same placements, the same rotation and the same messages.
         self.batch = batch
+        #: Opportunistic batching (:mod:`schedframe.scheduler._batching`): the scheduling
+        #: cycle's number (upstream ``CurrentCycle``), the clock, and one batch per profile.
+        self.current_cycle: Callable[[], int] = lambda: 0
+        self.now: Callable[[], float] = time.monotonic
+        self.batches: dict[str, OpportunisticBatch] = {}
+        self._order_rng: random.Random | None = None
 
     def num_feasible_nodes_to_find(self, profile_percentage: int | None, num_all_nodes: int) -> int:
         """:func:`num_feasible_nodes_to_find` with this scheduler's global percentage."""
@@ -336,7 +346,12 @@ class Algorithm:
         if not feasible:
             raise FitError(pod, num_nodes, found.diagnosis)
 
+        batching = fwk.features.enabled("OpportunisticBatching")
         if len(feasible) == 1:
+            if batching:
+                self._batch_for(fwk).store_schedule_results(
+                    found.signature, found.hint, feasible[0].name, None, self.current_cycle()
+                )
             return ScheduleResult(
                 suggested_host=feasible[0].name,
                 evaluated_nodes=found.evaluated,
@@ -350,6 +365,8 @@ class Algorithm:
             totals = fwk.score_batch(state, pod, found.columns, found.rows)
             if totals is not None:
                 pick, top = _select_row(totals, self.rng, NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT)
+                if batching:
+                    self._store_batch(fwk, found, [n.name for n in feasible], totals.tolist(), pick)
                 return ScheduleResult(
                     suggested_host=feasible[pick].name,
                     evaluated_nodes=found.evaluated,
@@ -361,11 +378,52 @@ class Algorithm:
         else:
             names, totals_list = self.prioritize_nodes(fwk, state, pod, feasible)
         host, top_scores = select_host(names, totals_list, self.rng)
+        if batching:
+            self._store_batch(fwk, found, names, totals_list, names.index(host))
         return ScheduleResult(
             suggested_host=host,
             evaluated_nodes=found.evaluated,
             feasible_nodes=len(feasible),
             top_nodes=tuple(top_scores),
+        )
+
+    def _batch_for(self, fwk: Framework) -> OpportunisticBatch:
+        """The profile's batch (upstream: one per framework)."""
+        batch = self.batches.get(fwk.profile_name)
+        if batch is None:
+            batch = OpportunisticBatch(
+                profile_name=fwk.profile_name,
+                sign=fwk.sign_pod,
+                get_node=self.snapshot.get,
+                run_filter_plugins=fwk.run_filter_plugins,
+                now=self.now,
+            )
+            self.batches[fwk.profile_name] = batch
+        return batch
+
+    def _store_batch(
+        self, fwk: Framework, found: _Found, names: Sequence[str], totals: Sequence[int], pick: int
+    ) -> None:
+        """Upstream ``StoreScheduleResults`` after scoring: the nodes not picked, best first.
+
+        Upstream pops the pick off a heap keyed on (total, a random number per node); the
+        rest keep that order. Here the pick is :func:`select_host`'s, and the rest are
+        ordered by total, ties by one draw per node from a random source of their own,
+        seeded from the scheduler's without drawing from it: the scheduler's draws, and so
+        every placement made without a hint, are those of a run without batching.
+        """
+        others = [i for i in range(len(names)) if i != pick]
+        if found.signature is not None:
+            if self._order_rng is None:
+                self._order_rng = random.Random(hash(self.rng.getstate()))
+            keys = {i: self._order_rng.random() for i in others}
+            others.sort(key=lambda i: (-totals[i], -keys[i]))
+        self._batch_for(fwk).store_schedule_results(
+            found.signature,
+            found.hint,
+            names[pick],
+            SortedScoredNodes(names[i] for i in others),
+            self.current_cycle(),
         )
 
     def find_nodes_that_fit_pod(
@@ -387,7 +445,14 @@ class Algorithm:
         feasible = found.feasible
         if not found.extended and feasible:
             feasible = self._extender_filter(pod, feasible, found.diagnosis)
-        return _Found(feasible, found.diagnosis, found.evaluated, extended=True)
+        return _Found(
+            feasible,
+            found.diagnosis,
+            found.evaluated,
+            extended=True,
+            hint=found.hint,
+            signature=found.signature,
+        )
 
     def _extender_filter(
         self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
@@ -412,10 +477,15 @@ class Algorithm:
             add_plugin_status(diagnosis, status)
             return _Found([], diagnosis, 0)
 
-        # A nominated node (set by an earlier preemption) is likely the only fit: try it first.
-        if pod.status.nominated_node_name:
+        hint, signature = "", None
+        if fwk.features.enabled("OpportunisticBatching"):
+            hint, signature = self._batch_for(fwk).get_node_hint(pod, state, self.current_cycle())
+
+        # A nominated node (set by an earlier preemption) is likely the only fit: try it first;
+        # so is the node opportunistic batching hints at.
+        if pod.status.nominated_node_name or hint:
             try:
-                feasible = self.evaluate_nominated_node(fwk, state, pod, diagnosis)
+                feasible = self.evaluate_nominated_node(fwk, state, pod, diagnosis, hint)
             except Exception as exc:  # upstream logs and carries on with all nodes
                 log.info(
                     "evaluation failed on nominated node %s of pod %s: %s",
@@ -430,6 +500,8 @@ class Algorithm:
                     diagnosis,
                     len(feasible) + len(diagnosis.node_to_status),
                     extended=bool(self.extenders),
+                    hint=hint,
+                    signature=signature,
                 )
 
         nodes: Sequence[NodeInfo] = all_nodes
@@ -456,6 +528,7 @@ class Algorithm:
         ):
             found = self._pass_filters_batch(fwk, state, pod, diagnosis)
             if found is not None:
+                found.hint, found.signature = hint, signature
                 return found
 
         feasible_nodes: list[NodeInfo] = []
@@ -473,7 +546,7 @@ class Algorithm:
                 self.next_start_node_index = (self.next_start_node_index + processed) % len(
                     all_nodes
                 )
-        return _Found(feasible_nodes, diagnosis, processed)
+        return _Found(feasible_nodes, diagnosis, processed, hint=hint, signature=signature)
 
     def _pass_filters_batch(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
@@ -513,10 +586,11 @@ class Algorithm:
             )
 
     def evaluate_nominated_node(
-        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, hint: str = ""
     ) -> list[NodeInfo]:
-        """Upstream ``evaluateNominatedNode``: filter the nominated node alone."""
-        node_info = self.snapshot.get(pod.status.nominated_node_name)
+        """Upstream ``evaluateNominatedNode``: filter the nominated node alone (the batching
+        ``hint`` when the pod has no nominated node)."""
+        node_info = self.snapshot.get(pod.status.nominated_node_name or hint)
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node_info])
         if self.extenders and feasible:
             feasible = self._extender_filter(pod, feasible, diagnosis)

@@ -308,6 +308,8 @@ class Scheduler:
             update_snapshot=self.cache.update_snapshot,
         )
         self.algorithm.extenders = extenders
+        self.algorithm.current_cycle = lambda: self.queue.scheduling_cycle
+        self.algorithm.now = self.clock.now
         self.handlers = EventHandlers(
             cache=self.cache,
             queue=self.queue,

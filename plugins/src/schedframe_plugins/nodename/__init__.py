@@ -45,6 +45,10 @@ class NodeName(fw.FilterPlugin, fw.EnqueueExtensions):
     def __init__(self, args: None, handle: fw.Handle) -> None:
         self._handle = handle
 
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The requested node name (upstream ``NodeName.SignPod``)."""
+        return (fw.SignFragment(key=fw.NODE_NAME_SIGNER_NAME, value=pod.spec.node_name),), None
+
     def filter(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> fw.Status | None:
         """UnschedulableAndUnresolvable for a node other than the requested one."""
         if fits(pod, node_info):

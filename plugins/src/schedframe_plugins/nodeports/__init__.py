@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe_plugins import names
+from schedframe_plugins._signers import host_ports_signer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,6 +53,10 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin, fw.EnqueueExtensions):
 
     def __init__(self, args: None, handle: fw.Handle) -> None:
         self._handle = handle
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The pod's host ports (upstream ``NodePorts.SignPod``)."""
+        return (fw.SignFragment(key=fw.HOST_PORTS_SIGNER_NAME, value=host_ports_signer(pod)),), None
 
     def pre_filter(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]

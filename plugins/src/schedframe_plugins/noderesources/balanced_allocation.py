@@ -22,6 +22,7 @@ from schedframe import errors
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe_plugins import names
+from schedframe_plugins.noderesources.fit import sign_resources
 from schedframe_plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,
     ResourceAllocationScorer,
@@ -271,6 +272,10 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
                 cpu_memory_kernel=balanced_cpu_memory_kernel,
                 columns_kernel=balanced_columns_kernel,
             )
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The pod's effective requests (upstream ``BalancedAllocation.SignPod``)."""
+        return sign_resources(self._handle, pod)
 
     def pre_score(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]

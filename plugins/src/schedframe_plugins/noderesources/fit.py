@@ -309,6 +309,26 @@ def compute_pod_resource_request(pod: Pod) -> PodResourceRequest:
     )
 
 
+def sign_resources(
+    handle: fw.Handle, pod: Pod
+) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+    """The resources fragment NodeResourcesFit and NodeResourcesBalancedAllocation sign with:
+    the pod's effective requests, or no signature while the DRAExtendedResource gate is on
+    (upstream ``Fit.SignPod`` / ``BalancedAllocation.SignPod``)."""
+    if handle.features.enabled("DRAExtendedResource"):
+        return (), fw.Status(
+            fw.Code.UNSCHEDULABLE, "signature disabled when dra extended resources enabled"
+        )
+    request = compute_pod_resource_request(pod)
+    value = {
+        "MilliCPU": request.milli_cpu,
+        "Memory": request.memory,
+        "EphemeralStorage": request.ephemeral_storage,
+        "ScalarResources": dict(sorted(request.scalar.items())),
+    }
+    return (fw.SignFragment(key=fw.RESOURCES_SIGNER_NAME, value=value),), None
+
+
 @attrs.frozen(kw_only=True)
 class InsufficientResource:
     """A resource that does not fit (upstream ``InsufficientResource``).
@@ -551,6 +571,10 @@ class Fit(
                 else None
             ),
         )
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The pod's effective requests (upstream ``Fit.SignPod``)."""
+        return sign_resources(self._handle, pod)
 
     # -- PreFilter / Filter ------------------------------------------------------------------
 

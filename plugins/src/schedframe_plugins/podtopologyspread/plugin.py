@@ -212,6 +212,20 @@ class PodTopologySpread(
         # Per-row matching pod counts kept across cycles (built with the first columns).
         self._row_counts: RowCounts | None = None
 
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """No fragment; a pod with constraints, its own or the defaults, is not signable:
+        spreading depends on other pods, not on one node (upstream
+        ``PodTopologySpread.SignPod``)."""
+        if pod.spec.topology_spread_constraints:
+            return (), fw.Status(
+                fw.Code.UNSCHEDULABLE, "pods with topology constraints are not signable"
+            )
+        if self._default_constraints:
+            return (), fw.Status(
+                fw.Code.UNSCHEDULABLE, "pods with default topology constraints are not signable"
+            )
+        return (), None
+
     def _counts_memo(self) -> RowCounts:
         memo = self._row_counts
         if memo is None:

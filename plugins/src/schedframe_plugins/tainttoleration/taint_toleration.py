@@ -18,6 +18,7 @@ from schedframe import framework as fw
 from schedframe.objects import Node, Pod, Taint, Toleration
 from schedframe_plugins import names
 from schedframe_plugins._helper import default_normalize_array, default_normalize_score
+from schedframe_plugins._signers import tolerations_signer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -121,6 +122,12 @@ class TaintToleration(
 
     def __init__(self, args: None, handle: fw.Handle) -> None:
         self._handle = handle
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The pod's tolerations (upstream ``TaintToleration.SignPod``)."""
+        return (
+            fw.SignFragment(key=fw.TOLERATIONS_SIGNER_NAME, value=tolerations_signer(pod)),
+        ), None
 
     # -- EnqueueExtensions --------------------------------------------------------------------
 

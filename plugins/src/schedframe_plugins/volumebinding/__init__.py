@@ -34,6 +34,7 @@ from schedframe.objects import (
     StorageClass,
 )
 from schedframe_plugins import names
+from schedframe_plugins._signers import volumes_signer
 from schedframe_plugins.volumebinding.binder import (
     BindingError,
     PodVolumeClaims,
@@ -205,6 +206,10 @@ class VolumeBinding(
                 if why is not None:
                     return True, why
         return has_pvc, None
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[fw.SignFragment], fw.Status | None]:
+        """The pod's volume sources (upstream ``VolumeBinding.SignPod``)."""
+        return (fw.SignFragment(key=fw.VOLUMES_SIGNER_NAME, value=volumes_signer(pod)),), None
 
     def pre_filter(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
