@@ -104,6 +104,13 @@ if TYPE_CHECKING:
         SYSTEM_PRIORITY_CLASSES,
         PriorityClass,
     )
+    from schedframe.objects._workload_api import (
+        WORKLOAD_MAX_POD_GROUPS,
+        GangSchedulingPolicy,
+        PodGroup,
+        Workload,
+        WorkloadReference,
+    )
     from schedframe.objects._workloads import (
         POD_MANAGEMENT_POLICIES,
         DaemonSet,
@@ -116,6 +123,11 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "WORKLOAD_MAX_POD_GROUPS",
+    "GangSchedulingPolicy",
+    "PodGroup",
+    "Workload",
+    "WorkloadReference",
     "Affinity",
     "BINARY_SI",
     "CPU",
@@ -208,6 +220,11 @@ __all__ = [
 # Resolved on first use: a plugin that needs ``Pod`` does not pay for the manifest codec (and
 # ``PodDisruptionBudget``) unless it reads manifests.
 _WHERE: Final = {
+    "WORKLOAD_MAX_POD_GROUPS": "_workload_api",
+    "GangSchedulingPolicy": "_workload_api",
+    "PodGroup": "_workload_api",
+    "Workload": "_workload_api",
+    "WorkloadReference": "_workload_api",
     "Affinity": "_pod",
     "BINARY_SI": "_quantity",
     "CPU": "_quantity",

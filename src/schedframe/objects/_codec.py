@@ -98,6 +98,7 @@ from schedframe.objects._quantity import (
     resource_quantity,
 )
 from schedframe.objects._report import LoadReport
+from schedframe.objects._workload_api import WorkloadReference
 from schedframe.objects.validation import (
     annotation_issues,
     is_dns1123_label,
@@ -133,6 +134,7 @@ _KINDS: Final = (
     "ReplicationController",
     "Service",
     "StatefulSet",
+    "Workload",
 )
 #: The ``validate`` modes, as ``kubectl --validate``: an unknown field is an error
 #: (``strict``, the default), a :class:`~schedframe.errors.ManifestWarning` (``warn``), or
@@ -815,6 +817,32 @@ def _check_kind(r: _Reader, obj: _Dict, base: str, kind: str) -> bool:
     return True
 
 
+def _workload_ref(r: _Reader, d: _Dict, path: str) -> WorkloadReference | None:
+    """``spec.workloadRef``, validated as upstream ``validateWorkloadReference``."""
+    ref = r.map_(d, "workloadRef", path)
+    if ref is None:
+        return None
+    p = _join(path, "workloadRef")
+    value = WorkloadReference(
+        name=r.text(ref, "name", p),
+        pod_group=r.text(ref, "podGroup", p),
+        pod_group_replica_key=r.text(ref, "podGroupReplicaKey", p),
+    )
+    if r.api:
+        for key, text, rule, required in (
+            ("name", value.name, name_is_dns_subdomain, True),
+            ("podGroup", value.pod_group, name_is_dns_label, True),
+            ("podGroupReplicaKey", value.pod_group_replica_key, name_is_dns_label, False),
+        ):
+            if not text:
+                if required:
+                    r.required(_join(p, key))
+                continue
+            for msg in rule(text):
+                r.invalid(_join(p, key), text, msg)
+    return value
+
+
 def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     kind_ok = _check_kind(r, obj, base, "Pod")
     meta = _metadata(r, obj, base, default_namespace="default")
@@ -860,6 +888,7 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
             for c, p in r.items(d, "resourceClaims", path)
         ),
         host_users=None if d.get("hostUsers") is None else r.flag(d, "hostUsers", path),
+        workload_ref=_workload_ref(r, d, path),
     )
     if pod_resources is not None:
         _default_pod_requests(spec, *pod_resources)
@@ -1822,6 +1851,10 @@ def _pod_out(pod: Pod) -> dict[str, object]:
     _put(spec, "resourceClaims", [{"name": c} for c in s.resource_claims])
     if s.host_users is not None:
         spec["hostUsers"] = s.host_users
+    if s.workload_ref is not None:
+        ref: dict[str, object] = {"name": s.workload_ref.name, "podGroup": s.workload_ref.pod_group}
+        _put(ref, "podGroupReplicaKey", s.workload_ref.pod_group_replica_key)
+        spec["workloadRef"] = ref
     st = pod.status
     status: dict[str, object] = {"phase": st.phase}
     _put(status, "nominatedNodeName", st.nominated_node_name)
