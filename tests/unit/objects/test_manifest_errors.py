@@ -114,7 +114,7 @@ spec:
         "kind: Foo\nmetadata: {name: x}\n",
         'kind: Unsupported value: "Foo": supported values: "DaemonSet", "Deployment", "Job", '
         '"Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
-        '"ReplicationController", "Service", "StatefulSet"',
+        '"ReplicationController", "Service", "StatefulSet", "Workload"',
         id="unknown kind",
     ),
     pytest.param("metadata: {name: x}\n", "kind: Required value", id="missing kind"),
