@@ -16,6 +16,7 @@ from schedframe.objects import (
     Workload,
     WorkloadReference,
 )
+from schedframe.queue import PriorityQueue
 from schedframe.runtime import Registry
 from schedframe.scheduler import Scheduler
 from schedframe.testing import deterministic, invariants
@@ -72,7 +73,9 @@ def bound(sched: Scheduler, prefix: str) -> dict[str, str]:
 
 
 def gated(sched: Scheduler) -> list[str]:
-    return sorted(p.name for p in sched.queue.gated_pods())
+    queue = sched.queue
+    assert isinstance(queue, PriorityQueue)
+    return sorted(p.name for p in queue.gated_pods())
 
 
 def plugin(sched: Scheduler) -> GangScheduling:
