@@ -16,7 +16,7 @@ from schedframe.objects import (
     Workload,
     WorkloadReference,
 )
-from schedframe.queue import PriorityQueue
+from schedframe.queue import SchedulingQueue
 from schedframe.runtime import Registry
 from schedframe.scheduler import Scheduler
 from schedframe.testing import deterministic, invariants
@@ -74,7 +74,7 @@ def bound(sched: Scheduler, prefix: str) -> dict[str, str]:
 
 def gated(sched: Scheduler) -> list[str]:
     queue = sched.queue
-    assert isinstance(queue, PriorityQueue)
+    assert isinstance(queue, SchedulingQueue)
     return sorted(p.name for p in queue.gated_pods())
 
 
