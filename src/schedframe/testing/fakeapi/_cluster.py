@@ -93,6 +93,7 @@ RESOURCES: Final[dict[str, Resource]] = {
         Resource("replicationcontrollers", "", "v1", "ReplicationController", True, True),
         Resource("replicasets", "apps", "v1", "ReplicaSet", True, True),
         Resource("statefulsets", "apps", "v1", "StatefulSet", True, True),
+        Resource("workloads", "scheduling.k8s.io", "v1alpha1", "Workload", True, True),
         Resource("events", "events.k8s.io", "v1", "Event", True),
         Resource("leases", "coordination.k8s.io", "v1", "Lease", True),
     )
