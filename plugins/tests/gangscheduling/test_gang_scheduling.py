@@ -21,6 +21,7 @@ from schedframe.objects import (
 )
 from schedframe.runtime._object_store import ObjectStore
 from schedframe.testing.builders import make_pod
+from schedframe.testing.conformance import check_plugin
 from schedframe_plugins.gangscheduling import SCHEDULING_TIMEOUT, GangScheduling
 
 
@@ -252,3 +253,9 @@ def test_permit_errors_when_the_workload_or_group_is_gone() -> None:
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         'pod group "pg1" doesn\'t exist for a workload "gang-wl"',
     )
+
+
+def test_the_plugin_conforms() -> None:
+    # Generated pods carry no workloadRef: the kit checks the contract (points, events, hints
+    # on foreign objects) and that such pods are left alone at every point.
+    check_plugin(GangScheduling, max_examples=20)
