@@ -37,6 +37,7 @@ from schedframe.objects import (
     ReplicationController,
     Service,
     StatefulSet,
+    Workload,
 )
 from schedframe.objects._custom import CustomObject, custom_kind
 from schedframe.objects._resource import (
@@ -84,6 +85,7 @@ _Object: TypeAlias = (
     | ResourceSlice
     | ResourceClaim
     | ResourceClaimTemplate
+    | Workload
     | CustomObject
 )
 _OBJECT_TYPES: Final = (
@@ -108,6 +110,7 @@ _OBJECT_TYPES: Final = (
     ResourceSlice,
     ResourceClaim,
     ResourceClaimTemplate,
+    Workload,
 )
 _Key: TypeAlias = tuple[str, str]
 _T = TypeVar(
@@ -132,6 +135,7 @@ _T = TypeVar(
     ResourceSlice,
     ResourceClaim,
     ResourceClaimTemplate,
+    Workload,
     CustomObject,
 )
 
@@ -170,9 +174,13 @@ _KIND_OF: Final[dict[type, str]] = {
     ResourceSlice: "ResourceSlice",
     ResourceClaim: "ResourceClaim",
     ResourceClaimTemplate: "ResourceClaimTemplate",
+    Workload: "Workload",
 }
-#: What the store holds: the watched kinds, and PriorityClasses for Priority admission.
-STORED_KINDS: Final = (*KINDS, "PriorityClass")
+#: Built-in kinds watched only when a plugin asks for their lister (GenericWorkload's Workload).
+_ON_DEMAND: Final = ("Workload",)
+#: What the store holds: the watched kinds, PriorityClasses for Priority admission, and the
+#: built-in kinds plugins list on demand.
+STORED_KINDS: Final = (*KINDS, "PriorityClass", *_ON_DEMAND)
 # Qualified resource names, as apimachinery's errors print them.
 _RESOURCE: Final = {
     "Pod": "pods",
@@ -195,6 +203,7 @@ _RESOURCE: Final = {
     "ResourceSlice": "resourceslices.resource.k8s.io",
     "ResourceClaim": "resourceclaims.resource.k8s.io",
     "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
+    "Workload": "workloads.scheduling.k8s.io",
 }
 _ETCD_PREFIX: Final = {
     "Pod": "/registry/pods",
@@ -217,6 +226,7 @@ _ETCD_PREFIX: Final = {
     "ResourceSlice": "/registry/resourceslices",
     "ResourceClaim": "/registry/resourceclaims",
     "ResourceClaimTemplate": "/registry/resourceclaimtemplates",
+    "Workload": "/registry/workloads",
 }
 # The kinds whose writes the storage controller reacts to.
 _RECONCILED: Final = frozenset({"PersistentVolume", "PersistentVolumeClaim"})
@@ -1049,7 +1059,8 @@ def _etcd_prefix(kind: str) -> str:
 def _replay_order(store: Mapping[str, object]) -> list[str]:
     """The watched kinds, then the custom kinds stored (by name), pods last."""
     custom = sorted(k for k in store if k not in STORED_KINDS)
-    return [*(k for k in KINDS if k != "Pod"), *custom, "Pod"]
+    on_demand = [k for k in _ON_DEMAND if k in store]
+    return [*(k for k in KINDS if k != "Pod"), *on_demand, *custom, "Pod"]
 
 
 def _is_terminal(obj: object) -> bool:
@@ -1062,7 +1073,12 @@ def _as_informer_sees(event: WatchEvent) -> WatchEvent | None:
     Its field selector leaves Succeeded and Failed pods out (upstream ``newPodInformer``): a
     pod that turns terminal is deleted from its view, and a terminal pod is never seen.
     """
-    if _KIND_OF.get(type(event.obj)) not in KINDS and not isinstance(event.obj, CustomObject):
+    watched = _KIND_OF.get(type(event.obj))
+    if (
+        watched not in KINDS
+        and watched not in _ON_DEMAND
+        and not isinstance(event.obj, CustomObject)
+    ):
         return None  # PriorityClasses are for admission; the scheduler does not watch them
     if not _is_terminal(event.obj):
         return event

@@ -80,7 +80,8 @@ def default_plugins(features: FeatureGates | None = None) -> Plugins:
     default gates when ``None``): with DynamicResourceAllocation on (the default, and locked on
     from v1.35), ``DynamicResources`` goes just before ``DefaultPreemption``, with weight 2 from
     v1.36 (when it gained a Score extension) and no weight before; with NodeDeclaredFeatures on
-    (the default from v1.36), ``NodeDeclaredFeatures`` is appended.
+    (the default from v1.36), ``NodeDeclaredFeatures`` is appended; with GenericWorkload on
+    (alpha, off by default), ``GangScheduling`` is appended.
     """
     gates = features if features is not None else FeatureGates()
     cached = _DEFAULT_PLUGINS.get(gates)
@@ -93,6 +94,8 @@ def default_plugins(features: FeatureGates | None = None) -> Plugins:
         enabled.insert(at, PluginRef(name="DynamicResources", weight=weight))
     if gates.enabled("NodeDeclaredFeatures"):
         enabled.append(PluginRef(name="NodeDeclaredFeatures"))
+    if gates.enabled("GenericWorkload"):
+        enabled.append(PluginRef(name="GangScheduling"))
     plugins = Plugins(multi_point=PluginSet(enabled=enabled))
     _DEFAULT_PLUGINS[gates] = plugins
     return plugins

@@ -25,7 +25,6 @@ DEFAULT_EMULATED_VERSION: Final = "1.36"
 # Gate settings schedframe cannot honour (the behaviour they turn on is not modelled, or the
 # one they turn off is always on here): setting one is an error, not a silent no-op.
 _NOT_MODELLED: Final[dict[str, tuple[bool, str]]] = {
-    "GenericWorkload": (True, "the Workload API and the GangScheduling plugin"),
     "TopologyAwareWorkloadScheduling": (True, "workload placement plugins"),
     "StorageCapacityScoring": (True, "VolumeBinding's storage capacity scoring"),
     "TaintTolerationComparisonOperators": (True, "the Lt and Gt toleration operators"),

@@ -157,6 +157,13 @@ if TYPE_CHECKING:
         find_matching_volume,
         is_volume_bound_to_claim,
     )
+    from schedframe.objects._workload_api import (
+        WORKLOAD_MAX_POD_GROUPS,
+        GangSchedulingPolicy,
+        PodGroup,
+        Workload,
+        WorkloadReference,
+    )
     from schedframe.objects._workloads import (
         POD_MANAGEMENT_POLICIES,
         DaemonSet,
@@ -176,6 +183,11 @@ __all__ = [
     "ANN_SELECTED_NODE",
     "ANN_STORAGE_PROVISIONER",
     "ALLOCATION_MODES",
+    "WORKLOAD_MAX_POD_GROUPS",
+    "GangSchedulingPolicy",
+    "PodGroup",
+    "Workload",
+    "WorkloadReference",
     "Affinity",
     "AllocatedDeviceStatus",
     "AllocationResult",
@@ -317,6 +329,11 @@ _WHERE: Final = {
     "ANN_SELECTED_NODE": "_storage",
     "ANN_STORAGE_PROVISIONER": "_storage",
     "ALLOCATION_MODES": "_resource",
+    "WORKLOAD_MAX_POD_GROUPS": "_workload_api",
+    "GangSchedulingPolicy": "_workload_api",
+    "PodGroup": "_workload_api",
+    "Workload": "_workload_api",
+    "WorkloadReference": "_workload_api",
     "Affinity": "_pod",
     "AllocatedDeviceStatus": "_resource",
     "AllocationResult": "_resource",

@@ -99,6 +99,7 @@ from schedframe.objects._quantity import (
     resource_quantity,
 )
 from schedframe.objects._report import LoadReport
+from schedframe.objects._workload_api import WorkloadReference
 from schedframe.objects.validation import (
     annotation_issues,
     is_dns1123_label,
@@ -145,6 +146,7 @@ _KINDS: Final = (
     "StatefulSet",
     "StorageClass",
     "VolumeAttachment",
+    "Workload",
 )
 #: The ``validate`` modes, as ``kubectl --validate``: an unknown field is an error
 #: (``strict``, the default), a :class:`~schedframe.errors.ManifestWarning` (``warn``), or
@@ -858,6 +860,32 @@ def _disk_source(r: _Reader, v: _Dict, path: str) -> DiskSource | None:
     return None
 
 
+def _workload_ref(r: _Reader, d: _Dict, path: str) -> WorkloadReference | None:
+    """``spec.workloadRef``, validated as upstream ``validateWorkloadReference``."""
+    ref = r.map_(d, "workloadRef", path)
+    if ref is None:
+        return None
+    p = _join(path, "workloadRef")
+    value = WorkloadReference(
+        name=r.text(ref, "name", p),
+        pod_group=r.text(ref, "podGroup", p),
+        pod_group_replica_key=r.text(ref, "podGroupReplicaKey", p),
+    )
+    if r.api:
+        for key, text, rule, required in (
+            ("name", value.name, name_is_dns_subdomain, True),
+            ("podGroup", value.pod_group, name_is_dns_label, True),
+            ("podGroupReplicaKey", value.pod_group_replica_key, name_is_dns_label, False),
+        ):
+            if not text:
+                if required:
+                    r.required(_join(p, key))
+                continue
+            for msg in rule(text):
+                r.invalid(_join(p, key), text, msg)
+    return value
+
+
 def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
     kind_ok = _check_kind(r, obj, base, "Pod")
     meta = _metadata(r, obj, base, default_namespace="default")
@@ -910,6 +938,7 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         volumes=tuple(volumes),
         resource_claims=_codec_resource.pod_resource_claims(r, d, path),
         host_users=None if d.get("hostUsers") is None else r.flag(d, "hostUsers", path),
+        workload_ref=_workload_ref(r, d, path),
     )
     if pod_resources is not None:
         _default_pod_requests(spec, *pod_resources)
@@ -1884,6 +1913,10 @@ def _pod_out(pod: Pod) -> dict[str, object]:
     _put(spec, "resourceClaims", _codec_resource.pod_resource_claims_out(s.resource_claims))
     if s.host_users is not None:
         spec["hostUsers"] = s.host_users
+    if s.workload_ref is not None:
+        ref: dict[str, object] = {"name": s.workload_ref.name, "podGroup": s.workload_ref.pod_group}
+        _put(ref, "podGroupReplicaKey", s.workload_ref.pod_group_replica_key)
+        spec["workloadRef"] = ref
     st = pod.status
     status: dict[str, object] = {"phase": st.phase}
     _put(status, "nominatedNodeName", st.nominated_node_name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 
+from schedframe.errors import DUPLICATE, FieldIssue
 from schedframe.objects import _codec as c
 from schedframe.objects import _codec_storage, _fields
 from schedframe.objects._meta import LabelSelector, ObjectMeta
@@ -17,6 +18,12 @@ from schedframe.objects._scheduling import (
     HIGHEST_USER_DEFINABLE_PRIORITY,
     SYSTEM_PRIORITY_CLASSES,
     PriorityClass,
+)
+from schedframe.objects._workload_api import (
+    WORKLOAD_MAX_POD_GROUPS,
+    GangSchedulingPolicy,
+    PodGroup,
+    Workload,
 )
 from schedframe.objects._workloads import (
     POD_MANAGEMENT_POLICIES,
@@ -28,7 +35,11 @@ from schedframe.objects._workloads import (
     Service,
     StatefulSet,
 )
-from schedframe.objects.validation import name_is_dns1035_label, name_is_dns_subdomain
+from schedframe.objects.validation import (
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+)
 
 __all__: list[str] = []
 
@@ -293,8 +304,79 @@ def _job(r: c._Reader, obj: c._Dict, base: str) -> Job | None:
     )
 
 
+def _pod_group(r: c._Reader, g: c._Dict, path: str) -> PodGroup:
+    name = r.text(g, "name", path)
+    if not name:
+        r.required(c._join(path, "name"))
+    else:
+        for msg in name_is_dns_label(name):
+            r.invalid(c._join(path, "name"), name, msg)
+    ppath = c._join(path, "policy")
+    policy = r.map_(g, "policy", path)
+    gang: GangSchedulingPolicy | None = None
+    if policy is None:
+        r.required(ppath)
+        return PodGroup(name=name)
+    basic = r.map_(policy, "basic", ppath)
+    gang_d = r.map_(policy, "gang", ppath)
+    if basic is not None:
+        r.known(basic, c._join(ppath, "basic"), ())
+    if (basic is None) == (gang_d is None):
+        r.invalid(ppath, "", "must specify exactly one of: `basic`, `gang`")
+    if gang_d is not None:
+        gpath = c._join(ppath, "gang")
+        min_count = r.integer(gang_d, "minCount", gpath, 0, bits=32)
+        if min_count <= 0:
+            r.invalid(c._join(gpath, "minCount"), min_count, "must be greater than zero")
+        gang = GangSchedulingPolicy(min_count=min_count)
+    return PodGroup(name=name, gang=gang)
+
+
+def _workload(r: c._Reader, obj: c._Dict, base: str) -> Workload:
+    """A scheduling.k8s.io/v1alpha1 Workload, validated as upstream ``ValidateWorkload``."""
+    c._check_kind(r, obj, base, "Workload")
+    r.known(obj, base, _fields.WORKLOAD)
+    meta = _namespaced_meta(r, obj, base)
+    path = c._join(base, "spec")
+    d = r.map_(obj, "spec", base) or {}
+    controller: tuple[str, str, str] | None = None
+    ref = r.map_(d, "controllerRef", path)
+    if ref is not None:
+        rpath = c._join(path, "controllerRef")
+        controller = (
+            r.text(ref, "apiGroup", rpath),
+            r.text(ref, "kind", rpath),
+            r.text(ref, "name", rpath),
+        )
+        for key, value in (("kind", controller[1]), ("name", controller[2])):
+            if not value:
+                r.required(c._join(rpath, key))
+    groups_path = c._join(path, "podGroups")
+    groups: list[PodGroup] = []
+    seen: set[str] = set()
+    for g, p in r.items(d, "podGroups", path):
+        group = _pod_group(r, g, p)
+        if group.name and group.name in seen:
+            r.issues.append(FieldIssue(path=c._join(p, "name"), kind=DUPLICATE, value=group.name))
+        seen.add(group.name)
+        groups.append(group)
+    if not groups:
+        r.required(groups_path, "must have at least one item")
+    elif len(groups) > WORKLOAD_MAX_POD_GROUPS:
+        r.issues.append(
+            FieldIssue(
+                path=groups_path,
+                kind="Too many",
+                value=len(groups),
+                detail=f"must have at most {WORKLOAD_MAX_POD_GROUPS} items",
+            )
+        )
+    return Workload(metadata=meta, pod_groups=tuple(groups), controller_ref=controller)
+
+
 c._PARSERS.update(
     {
+        "Workload": _workload,
         "PriorityClass": _priority_class,
         "Service": _service,
         "ReplicationController": _replication_controller,
@@ -388,8 +470,27 @@ def _job_out(job: Job) -> dict[str, object]:
     return _object("batch/v1", "Job", job.metadata, spec)
 
 
+def _workload_out(w: Workload) -> dict[str, object]:
+    spec: dict[str, object] = {}
+    if w.controller_ref is not None:
+        api_group, kind, name = w.controller_ref
+        ref: dict[str, object] = {"kind": kind, "name": name}
+        c._put(ref, "apiGroup", api_group)
+        spec["controllerRef"] = ref
+    groups: list[dict[str, object]] = []
+    for g in w.pod_groups:
+        policy: dict[str, object] = (
+            {"basic": {}} if g.gang is None else {"gang": {"minCount": g.gang.min_count}}
+        )
+        groups.append({"name": g.name, "policy": policy})
+    spec["podGroups"] = groups
+    return _object("scheduling.k8s.io/v1alpha1", "Workload", w.metadata, spec)
+
+
 def encode(obj: object) -> dict[str, object] | None:
     """The Kubernetes JSON of one of this module's kinds, or None for another object."""
+    if isinstance(obj, Workload):
+        return _workload_out(obj)
     if isinstance(obj, PriorityClass):
         return _priority_class_out(obj)
     if isinstance(obj, Service):

@@ -56,7 +56,6 @@ POD_SPEC: Final = (
     "hostUsers",
     "resourceClaims",
     "hostnameOverride",
-    "workloadRef",
     "schedulingGroup",
     "evictionResponders",
 )

@@ -29,6 +29,7 @@ from schedframe.objects._quantity import (
     MEMORY,
     ResourceList,
 )
+from schedframe.objects._workload_api import WorkloadReference
 
 __all__ = [
     "DiskSource",
@@ -311,6 +312,8 @@ class PodSpec:
     resource_claims: tuple[PodResourceClaim, ...] = ()
     #: ``spec.hostUsers``: ``False`` runs the pod in a user namespace; ``None`` when unset.
     host_users: bool | None = None
+    #: ``spec.workloadRef``: the Workload pod group the pod belongs to (GenericWorkload).
+    workload_ref: WorkloadReference | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -33,6 +33,7 @@ from schedframe.objects import (
     PodDisruptionBudget,
     StorageClass,
     VolumeAttachment,
+    Workload,
 )
 from schedframe.objects._resource import (
     DeviceClass,
@@ -351,7 +352,7 @@ class EventHandlers:
             pass  # a Service, RC, ReplicaSet or StatefulSet (default spreading's selectors)
         elif event_type != "DELETED" and self.cluster.workloads.set(obj):
             pass
-        elif isinstance(obj, CustomObject):
+        elif isinstance(obj, CustomObject | Workload):
             self.custom_object_event(event_type, obj, old)
         else:
             log.debug("ignoring %s event for %s", event_type, type(obj).__name__)
@@ -388,20 +389,23 @@ class EventHandlers:
                 ClusterEvent(resource, action), old, None if event_type == "DELETED" else obj, None
             )
 
-    def custom_object_event(self, event_type: str, obj: CustomObject, old: object | None) -> None:
-        """A custom object changed: requeue the pods whose plugins registered the kind (the
-        event is ``ClusterEvent(kind, ADD|UPDATE|DELETE)``)."""
+    def custom_object_event(
+        self, event_type: str, obj: CustomObject | Workload, old: object | None
+    ) -> None:
+        """A custom object (or a Workload) changed: requeue the pods whose plugins registered
+        the kind (the event is ``ClusterEvent(kind, ADD|UPDATE|DELETE)``)."""
+        kind = obj.kind if isinstance(obj, CustomObject) else type(obj).__name__
         if event_type == "ADDED":
             self.queue.move_all_to_active_or_backoff_queue(
-                ClusterEvent(obj.kind, ActionType.ADD), None, obj
+                ClusterEvent(kind, ActionType.ADD), None, obj
             )
         elif event_type == "DELETED":
             self.queue.move_all_to_active_or_backoff_queue(
-                ClusterEvent(obj.kind, ActionType.DELETE), obj, None
+                ClusterEvent(kind, ActionType.DELETE), obj, None
             )
         else:
             self.queue.move_all_to_active_or_backoff_queue(
-                ClusterEvent(obj.kind, ActionType.UPDATE), old, obj
+                ClusterEvent(kind, ActionType.UPDATE), old, obj
             )
 
     def initial_sync(self, objects: Iterable[tuple[str, object]]) -> None:

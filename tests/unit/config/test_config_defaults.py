@@ -90,6 +90,16 @@ def test_node_declared_features_gate_adds_its_plugin_in_1_35() -> None:
     assert "NodeDeclaredFeatures" not in [p.name for p in off.plugins.multi_point.enabled]
 
 
+@pytest.mark.parametrize("version", ["1.35", "1.36"])
+def test_generic_workload_gate_appends_gang_scheduling(version: str) -> None:
+    (profile,) = load_config(
+        None, emulated_version=version, feature_gates={"GenericWorkload": True}
+    ).profiles
+    assert profile.plugins.multi_point.enabled[-1] == P("GangScheduling")
+    (off,) = load_config(None, emulated_version=version).profiles
+    assert "GangScheduling" not in [p.name for p in off.plugins.multi_point.enabled]
+
+
 def test_default_profile_has_upstream_plugins_and_weights_exactly() -> None:
     (profile,) = default_config().profiles
     assert profile.scheduler_name == "default-scheduler"

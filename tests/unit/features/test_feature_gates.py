@@ -92,10 +92,10 @@ def test_unknown_gate_name_raises_key_error_when_read() -> None:
         ),
         pytest.param(
             "1.36",
-            {"GenericWorkload": True},
-            "featureGates.GenericWorkload: Invalid value: schedframe does not model the Workload "
-            "API and the GangScheduling plugin, so feature gate GenericWorkload cannot be set to "
-            "true",
+            {"TopologyAwareWorkloadScheduling": True},
+            "featureGates.TopologyAwareWorkloadScheduling: Invalid value: schedframe does not "
+            "model workload placement plugins, so feature gate TopologyAwareWorkloadScheduling "
+            "cannot be set to true",
             id="not modelled",
         ),
         pytest.param(

@@ -117,7 +117,7 @@ spec:
         '"Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim", "Pod", '
         '"PodDisruptionBudget", "PriorityClass", "ReplicaSet", "ReplicationController", '
         '"ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "Service", '
-        '"StatefulSet", "StorageClass", "VolumeAttachment"',
+        '"StatefulSet", "StorageClass", "VolumeAttachment", "Workload"',
         id="unknown kind",
     ),
     pytest.param("metadata: {name: x}\n", "kind: Required value", id="missing kind"),

@@ -35,7 +35,7 @@ from schedframe.objects import (
     to_dict,
 )
 from schedframe.objects._codec import server_decoder
-from schedframe.objects._custom import custom_kind
+from schedframe.objects._custom import CustomKind, custom_kind
 
 if TYPE_CHECKING:
     from schedframe.config import KubeSchedulerConfiguration
@@ -112,6 +112,14 @@ _CLUSTER_SCOPED: Final = frozenset(
 # The volumes and claims VolumeBinding's PreBind writes, decoded as the watch decodes them.
 _DECODE_PV: Final = server_decoder("PersistentVolume")
 _DECODE_PVC: Final = server_decoder("PersistentVolumeClaim")
+# Built-in kinds watched only once a plugin asks for their lister (upstream registers the
+# Workload informer only with GenericWorkload on; GangScheduling asks for it).
+_ON_DEMAND: Final[dict[str, tuple[str, Decode]]] = {
+    "Workload": (
+        "/apis/scheduling.k8s.io/v1alpha1/workloads",
+        server_decoder("Workload"),
+    ),
+}
 #: No client-side limit: writes behind the fence took their token before checking it.
 _NO_LIMIT: Final = RateLimiter(0.0, 1)
 #: ``retry.DefaultBackoff`` (client-go): 4 steps, 10 ms, factor 5, jitter 0.1.
@@ -119,6 +127,18 @@ _PATCH_STEPS: Final = 4
 _PATCH_DELAY: Final = 0.010
 _PATCH_FACTOR: Final = 5.0
 _PATCH_JITTER: Final = 0.1
+
+
+def _custom_collection(kind: str, declared: CustomKind) -> tuple[str, Decode]:
+    """The collection path of a declared custom kind, and how its objects decode."""
+    prefix = f"/apis/{declared.group}" if declared.group else "/api"
+    api_version = declared.api_version
+
+    def decode(d: Mapping[str, Any]) -> object:
+        # As the server serves it: no unknown-field check, no create-time validation.
+        return from_dict({"apiVersion": api_version, **d, "kind": kind}, validate="ignore")
+
+    return f"{prefix}/{declared.version}/{declared.plural}", decode
 
 
 def _rfc3339(value: datetime) -> str:
@@ -463,7 +483,9 @@ class KubernetesBackend:
         return [*(k for k in KINDS if k != "Pod"), *custom, "Pod"]
 
     def watch_kind(self, kind: str) -> None:
-        """Watch a declared custom kind too (``Handle.lister`` asks, from plugin construction).
+        """Watch a declared custom kind, or a built-in kind watched on demand (``Workload``,
+        at ``/apis/scheduling.k8s.io/v1alpha1/workloads``), too (``Handle.lister`` asks, from
+        plugin construction).
 
         The first call starts a reflector on ``/apis/<group>/<version>/<plural>``: at once
         (listing before it returns) when the backend is started, else with the other kinds at
@@ -477,8 +499,13 @@ class KubernetesBackend:
         with self._lock:
             if kind in self.reflectors or kind in self._unwatchable:
                 return
+            built_in = _ON_DEMAND.get(kind)
             declared = custom_kind(kind)
-            if declared is None:
+            if built_in is not None:
+                path, decode = built_in
+                _, _, group, _, plural = path.split("/")
+                resource = f"{plural}.{group}"
+            elif declared is None:
                 self._unwatchable.add(kind)
                 log.error(
                     "a plugin asked for a lister of kind %r, which is neither watched nor "
@@ -487,17 +514,13 @@ class KubernetesBackend:
                     kind,
                 )
                 return
-            prefix = f"/apis/{declared.group}" if declared.group else "/api"
-            api_version = declared.api_version
-
-            def decode(d: Mapping[str, Any]) -> object:
-                # As the server serves it: no unknown-field check, no create-time validation.
-                return from_dict({"apiVersion": api_version, **d, "kind": kind}, validate="ignore")
-
+            else:
+                path, decode = _custom_collection(kind, declared)
+                resource = declared.resource
             reflector = Reflector(
                 self.transport,
                 kind=kind,
-                path=f"{prefix}/{declared.version}/{declared.plural}",
+                path=path,
                 decode=decode,
                 deliver=self._deliver,
                 lock=self._lock,
@@ -511,7 +534,7 @@ class KubernetesBackend:
             except (ApiError, TransportError) as exc:
                 del self.reflectors[kind]
                 raise BackendError(
-                    f"cannot list {declared.resource} from {self.transport.host}: {exc}",
+                    f"cannot list {resource} from {self.transport.host}: {exc}",
                     reason=getattr(exc, "reason", "ServiceUnavailable"),
                     code=getattr(exc, "code", 503),
                 ) from None

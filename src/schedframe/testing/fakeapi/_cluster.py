@@ -106,6 +106,7 @@ RESOURCES: Final[dict[str, Resource]] = {
         Resource(
             "resourceclaimtemplates", "resource.k8s.io", "v1", "ResourceClaimTemplate", True, True
         ),
+        Resource("workloads", "scheduling.k8s.io", "v1alpha1", "Workload", True, True),
         Resource("events", "events.k8s.io", "v1", "Event", True),
         Resource("leases", "coordination.k8s.io", "v1", "Lease", True),
     )
