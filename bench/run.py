@@ -113,7 +113,10 @@ class _Objects:
         self._pod = pod_from_dict
         self._serial: dict[str, int] = {}
 
-    def make(self, template: str, *, namespace: str = "", labels: Mapping[str, str] = {}) -> Any:
+    def make_dict(
+        self, template: str, *, namespace: str = "", labels: Mapping[str, str] = {}
+    ) -> dict[str, Any]:
+        """The manifest of the next object of ``template``, named as ``generateName`` would."""
         d = copy.deepcopy(self._templates[template])
         meta = d["metadata"]
         prefix = meta.pop("generateName")
@@ -121,9 +124,13 @@ class _Objects:
         meta["name"] = f"{prefix}{n:06d}"
         if d["kind"] == "Node":
             meta["labels"] = {**meta.get("labels", {}), HOSTNAME_LABEL: meta["name"], **labels}
-            return self._node(d)
-        meta["namespace"] = namespace or "default"
-        return self._pod(d)
+        else:
+            meta["namespace"] = namespace or "default"
+        return d
+
+    def make(self, template: str, *, namespace: str = "", labels: Mapping[str, str] = {}) -> Any:
+        d = self.make_dict(template, namespace=namespace, labels=labels)
+        return self._node(d) if d["kind"] == "Node" else self._pod(d)
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
@@ -166,6 +173,9 @@ def _config_with(extra: list[str] | tuple[str, ...]) -> tuple[Any, Any]:
 
 
 MODES = ("deterministic", "real")
+#: Every mode ``--mode`` takes: "kubernetes" runs the Kubernetes backend against the fake API
+#: server (pods pre-created; not part of "both").
+ALL_MODES = (*MODES, "kubernetes")
 #: Real mode: a run is over when no pod was bound for this long (wall seconds) and every
 #: measured pod has a result.
 REAL_QUIET_S = 2.0
@@ -420,6 +430,143 @@ def _measure(
     }
 
 
+#: The Kubernetes backend's client limits in the bench: high enough not to be the bottleneck
+#: (scheduler_perf's client is unthrottled).
+KUBE_QPS = 100000.0
+KUBE_BURST = 100000
+
+
+def _manifests(workload: Workload, scale: float) -> tuple[list[dict[str, Any]], int]:
+    """Every node and pod of ``workload`` as manifests (init and measured pods alike: against
+    the API server all pods are pre-created), and how many pods."""
+    objects = _Objects()
+    out: list[dict[str, Any]] = []
+    pods = 0
+    for op in workload["ops"]:
+        if op["op"] == "createNodes":
+            strategy = op.get("labelNodePrepareStrategy")
+            for i in range(scaled(op["count"], scale)):
+                labels = {}
+                if strategy:
+                    values = strategy["labelValues"]
+                    labels[strategy["labelKey"]] = values[i % len(values)]
+                out.append(objects.make_dict(op["template"], labels=labels))
+        elif op["op"] == "createPods":
+            for _ in range(scaled(op["count"], scale)):
+                out.append(objects.make_dict(op["template"], namespace=op.get("namespace", "")))
+                pods += 1
+        elif op["op"] != "churn":
+            raise SystemExit(f"{workload['name']}: unknown op {op['op']!r}")
+    return out, pods
+
+
+def _serve(manifests: list[dict[str, Any]], conn: Any) -> None:
+    """The fake API server's process: create every object, say where to connect, serve until
+    told to stop, then report the server's CPU seconds."""
+    import tempfile
+
+    from schedframe.testing.fakeapi import FakeAPIServer
+
+    fake = FakeAPIServer(bookmark_interval=5.0, window_size=max(1000, 2 * len(manifests)))
+    try:
+        namespaces = {m["metadata"]["namespace"] for m in manifests if m["kind"] == "Pod"}
+        for ns in sorted(namespaces - {"default"}):
+            fake.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for m in manifests:
+            fake.create(m)
+    except Exception as exc:  # reported by the parent
+        conn.send(f"error: {exc}")
+        return
+    fake.start()
+    path = Path(tempfile.mkdtemp()) / "kubeconfig"
+    fake.write_kubeconfig(path)
+    cpu0 = time.process_time()
+    conn.send(str(path))
+    conn.recv()  # stop
+    conn.send({"server_cpu_s": time.process_time() - cpu0, "bindings": len(fake.bindings)})
+    fake.stop()
+
+
+def run_kube(workload: Workload, scale: float) -> dict[str, Any]:
+    """The workload against the testing kit's fake API server (``schedframe.testing.fakeapi``)
+    in another process: every node and pod pre-created, then the scheduler (Kubernetes
+    backend, real mode) starts; figures from its start to the last binding."""
+    import multiprocessing
+    import threading
+
+    if any(op["op"] == "churn" for op in workload["ops"]):
+        raise SystemExit(f"{workload['name']}: churn is not run against the API server")
+    manifests, pod_count = _manifests(workload, scale)
+    ctx = multiprocessing.get_context("fork")  # before any thread of ours exists
+    ours, theirs = ctx.Pipe()
+    server = ctx.Process(target=_serve, args=(manifests, theirs), daemon=True)
+    server.start()
+    del manifests
+    if not ours.poll(300):
+        raise SystemExit(f"{workload['name']}: the fake API server did not start")
+    kubeconfig = ours.recv()
+    if kubeconfig.startswith("error: "):
+        raise SystemExit(f"{workload['name']}: fake API server: {kubeconfig[7:]}")
+
+    from schedframe.backends.kubernetes import KubernetesBackend
+    from schedframe.scheduler import Scheduler
+
+    config, registry = _config_with(workload.get("extraPlugins", ()))
+    perf = time.perf_counter
+    bound_at: list[float] = []
+    lock = threading.Lock()
+    wall0, cpu0 = perf(), time.process_time()
+    backend = KubernetesBackend.from_kubeconfig(kubeconfig, qps=KUBE_QPS, burst=KUBE_BURST)
+    backend.start(timeout=60)
+    synced = perf()
+    sched = Scheduler.from_config(config, backend, registry=registry)
+    real_record = sched.record_result
+
+    def record_result(result: Any) -> None:
+        if result.outcome == "scheduled":
+            with lock:
+                bound_at.append(perf())
+        real_record(result)
+
+    sched.record_result = record_result  # type: ignore[method-assign]
+    runner = threading.Thread(target=sched.run, name="bench-scheduler", daemon=True)
+    runner.start()
+    deadline = wall0 + REAL_PHASE_TIMEOUT_S
+    last, last_change = -1, perf()
+    while perf() < deadline:
+        time.sleep(0.005)
+        n = len(bound_at)
+        if n >= pod_count:
+            break
+        if n != last:
+            last, last_change = n, perf()
+        elif perf() - last_change > REAL_QUIET_S * 5:
+            break
+    cpu = time.process_time() - cpu0
+    sched.stop()
+    runner.join(timeout=10)
+    backend.close()
+    ours.send("stop")
+    server_figures = ours.recv()
+    server.join(timeout=10)
+    binds = sorted(bound_at)
+    span = (binds[-1] - wall0) if binds else perf() - wall0
+    return {
+        "mode": "kubernetes",
+        "measured_pods": pod_count,
+        "bound": len(binds),
+        "span_s": span,
+        "wall_s": span,
+        "sync_s": synced - wall0,
+        "first_binding_s": (binds[0] - wall0) if binds else 0.0,
+        "cpu_s": cpu,
+        "pods_per_s": len(binds) / span if span > 0 else 0.0,
+        "cpu_ms_per_pod": cpu * 1000 / len(binds) if binds else 0.0,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **server_figures,
+    }
+
+
 def _recreate(
     backend: Any, objects: _Objects, churn: Mapping[str, Any] | None, live: list[Any]
 ) -> None:
@@ -466,6 +613,8 @@ MEDIAN_KEYS = (
     "first_binding_s",
     "create_s",
     "build_s",
+    "sync_s",
+    "server_cpu_s",
 )
 
 
@@ -562,9 +711,7 @@ def _table(
                 f"{r['pods_per_s_min']:.0f}-{r['pods_per_s_max']:.0f}",
                 f"{r['cpu_ms_per_pod']:.2f}",
                 f"{r['first_binding_s']:.3f}",
-                f"{r['latency_ms_p50']:.0f}",
-                f"{r['latency_ms_p90']:.0f}",
-                f"{r['latency_ms_p99']:.0f}",
+                *(_cell(r, f"latency_ms_p{q}", ".0f") for q in (50, 90, 99)),
                 f"{r['peak_rss_mib']:.0f}",
                 f"{go.get('pods_per_s', '-')}",
                 f"{go.get('cpu_ms_per_pod', '-')}",
@@ -577,6 +724,10 @@ def _table(
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     for row in rows:
         yield _row(row, widths)
+
+
+def _cell(r: Mapping[str, Any], key: str, fmt: str) -> str:
+    return format(r[key], fmt) if key in r else "-"
 
 
 def _previous(previous: Mapping[str, Any], name: str, mode: str) -> Mapping[str, Any] | None:
@@ -605,10 +756,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", metavar="FILE", help="cProfile the window, in this process")
     parser.add_argument(
         "--mode",
-        choices=(*MODES, "both"),
+        choices=(*ALL_MODES, "both"),
         default="both",
         help="deterministic (virtual clock, bindings inline), real (real clock, binding "
-        "threads), or both (the default)",
+        "threads), both of those (the default), or kubernetes (the Kubernetes backend "
+        "against the testing kit's fake API server in another process, pods pre-created)",
     )
     parser.add_argument("--child", metavar="NAME", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -616,7 +768,10 @@ def main(argv: list[str] | None = None) -> int:
     workloads = load_workloads()
     scale = args.scale if args.scale is not None else (QUICK_SCALE if args.quick else 1.0)
     if args.child:
-        print(json.dumps(run_once(workloads[args.child], scale, mode=args.mode)))
+        if args.mode == "kubernetes":
+            print(json.dumps(run_kube(workloads[args.child], scale)))
+        else:
+            print(json.dumps(run_once(workloads[args.child], scale, mode=args.mode)))
         return 0
     if args.list:
         for name, w in workloads.items():
@@ -652,8 +807,10 @@ def main(argv: list[str] | None = None) -> int:
             results[name][mode] = aggregate(per_run)
 
     how = (
-        "default profile, memory backend; deterministic = virtual clock, bindings inline; "
-        "real = real clock, binding threads"
+        "default profile; deterministic = memory backend, virtual clock, bindings inline; "
+        "real = memory backend, real clock, binding threads; kubernetes = Kubernetes backend "
+        "against the fake API server in another process, every pod pre-created, window from "
+        "the scheduler's start to the last binding"
     )
     print(f"\nschedframe bench: {runs} run(s) each, scale {scale:g}, {how}")
     print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")

@@ -133,3 +133,30 @@ def test_aggregate_refuses_runs_of_different_sizes() -> None:
     other = {**_run(10, 1.0, 1.0), "measured_pods": 20}
     with pytest.raises(ValueError, match="different sizes"):
         runner.aggregate([_run(10, 1.0, 1.0), other])
+
+
+def test_runner_runs_the_kubernetes_backend_against_the_fake_api_server(tmp_path: Path) -> None:
+    pytest.importorskip("aiohttp")
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            "--quick",
+            "--mode",
+            "kubernetes",
+            "--workload",
+            "SchedulingBasic/500Nodes",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())["workloads"]["SchedulingBasic/500Nodes"]["kubernetes"]
+    # Init and measured pods are all pre-created: 50 + 100 at 1/10 scale.
+    assert result["bound"] == result["measured_pods"] == 150
+    assert 0 < result["sync_s"] < result["first_binding_s"] <= result["span_s"]
