@@ -217,9 +217,17 @@ def run_once(
     queue.add = add
     real_record = sched.record_result
 
+    # Real mode: the pods a phase waits for, and how many of them are bound (counted here, so
+    # that the waiting thread's polls cost nothing beside the scheduler's work).
+    watching: set[str] = set()
+    watched_bound = [0]
+
     def record_result(result: Any) -> None:
         if result.outcome == "scheduled":
-            bound_at[result.pod.uid] = perf()
+            uid = result.pod.uid
+            if uid not in bound_at and uid in watching:
+                watched_bound[0] += 1
+            bound_at[uid] = perf()
         real_record(result)
 
     sched.record_result = record_result  # type: ignore[method-assign]
@@ -281,12 +289,20 @@ def run_once(
         on_attempt_hook[0] = on_attempt
         deadline = perf() + REAL_PHASE_TIMEOUT_S
         last_count, last_change = -1, perf()
+
+        def recount() -> int:
+            watched_bound[0] = sum(1 for u in uids if u in bound_at)
+            return watched_bound[0]
+
+        watching.clear()
+        watching.update(uids)
+        recount()  # a binding racing this may be counted twice: checked by recount below
         try:
             while perf() < deadline:
                 time.sleep(0.002)
-                done = sum(1 for u in uids if u in bound_at)
-                if done == len(uids):
-                    return done
+                done = watched_bound[0]
+                if done >= len(uids) and recount() == len(uids):
+                    return len(uids)
                 now = perf()
                 if done != last_count:
                     last_count, last_change = done, now
