@@ -284,11 +284,9 @@ def run_once(
         finally:
             on_attempt_hook[0] = None
 
-    def settle_real(
-        uids: set[str], on_attempt: Callable[[str], None] | None = None, *, need_bound: bool = True
-    ) -> int:
-        """Real mode: wait until every pod of ``uids`` is bound, or (``need_bound`` false, or
-        when nothing was bound for ``REAL_QUIET_S``) has a result and no binding is in flight."""
+    def settle_real(uids: set[str], on_attempt: Callable[[str], None] | None = None) -> int:
+        """Real mode: wait until every pod of ``uids`` is bound, or (when nothing was bound
+        for ``REAL_QUIET_S``) has a result and no binding is in flight."""
         on_attempt_hook[0] = on_attempt
         deadline = perf() + REAL_PHASE_TIMEOUT_S
         last_count, last_change = -1, perf()
@@ -309,7 +307,7 @@ def run_once(
                 now = perf()
                 if done != last_count:
                     last_count, last_change = done, now
-                if need_bound and now - last_change < REAL_QUIET_S:
+                if now - last_change < REAL_QUIET_S:
                     continue
                 results = sched.results
                 if sched.in_flight() == 0 and all(
@@ -346,8 +344,10 @@ def run_once(
                 backend.create(objects.make(op["template"], namespace=op.get("namespace", "")))
                 for _ in range(scaled(op["count"], scale))
             ]
-            if real:
-                settle_real({p.uid for p in created}, need_bound=not op.get("skipWaitToCompletion"))
+            if real and not op.get("skipWaitToCompletion"):
+                settle_real({p.uid for p in created})
+            elif real:
+                pass  # as upstream: not waited for (gated pods never get a result)
             else:
                 drain_deterministic()
         elif kind == "createPods":
@@ -593,8 +593,14 @@ def run_kube(workload: Workload, scale: float) -> dict[str, Any]:
 def _recreate(
     backend: Any, objects: _Objects, churn: Mapping[str, Any] | None, live: list[Any]
 ) -> None:
-    """scheduler_perf's churn op in ``recreate`` mode: delete last round's objects, make new."""
+    """scheduler_perf's churn op: in ``recreate`` mode delete last round's objects and make
+    new ones; in ``create`` mode only make new ones."""
     assert churn is not None
+    mode = churn.get("mode", "recreate")
+    if mode not in ("recreate", "create"):
+        raise SystemExit(f"churn: unknown mode {mode!r}")
+    if mode == "create":
+        live.clear()
     for obj in live:
         try:
             backend.delete(obj)
