@@ -285,6 +285,9 @@ class SchedulingQueue:
         }
         # plugin -> the events it registered, in any profile (upstream buildEventMap).
         self._plugin_events: dict[str, list[ClusterEvent]] = {}
+        # (gating plugin, event) -> whether the plugin registered the event, kept per pair: a
+        # binding is an event weighed against every gated pod.
+        self._gate_interest: dict[tuple[str, ClusterEvent], bool] = {}
         for hint_map in self._hint_maps.values():
             for event, hints in hint_map.items():
                 for plugin_name, _ in hints:
@@ -723,13 +726,18 @@ class SchedulingQueue:
         if not self._is_event_of_interest(event):
             return
         activated = False
+        cares_by_plugin: dict[str, bool] = {}  # this event's, by gating plugin
         for qpi in candidates:
-            if qpi.gated and not any(
-                registered.matches(event)
-                for registered in self._plugin_events.get(qpi.gating_plugin, ())
-            ):
-                # The gating plugin does not care about this event: it cannot ungate the pod.
-                continue
+            if qpi.gating_plugin:
+                cares = cares_by_plugin.get(qpi.gating_plugin)
+                if cares is None:
+                    cares = cares_by_plugin[qpi.gating_plugin] = self._gate_cares(
+                        qpi.gating_plugin, event
+                    )
+                if not cares:
+                    # The gating plugin does not care about this event: it cannot ungate the
+                    # pod.
+                    continue
             hint = self._is_pod_worth_requeuing(qpi, event, old_obj, new_obj)
             if hint is QueueingStrategy.QUEUE_SKIP:
                 continue
@@ -742,6 +750,16 @@ class SchedulingQueue:
             self._active.add_event_if_any_in_flight(old_obj, new_obj, event)
         if activated:
             self._cond.notify_all()
+
+    def _gate_cares(self, plugin: str, event: ClusterEvent) -> bool:
+        """Whether gating plugin ``plugin`` registered ``event`` (kept per pair)."""
+        key = (plugin, event)
+        cares = self._gate_interest.get(key)
+        if cares is None:
+            cares = self._gate_interest[key] = any(
+                registered.matches(event) for registered in self._plugin_events.get(plugin, ())
+            )
+        return cares
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
         """Upstream ``isEventOfInterest``: wildcard, or some plugin registered a match.

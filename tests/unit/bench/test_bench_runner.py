@@ -5,10 +5,14 @@ Benchmarks themselves never run in the test suite (``nox -s bench`` runs them).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -32,13 +36,17 @@ def test_runner_runs_one_quick_workload(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "SchedulingBasic/500Nodes" in proc.stdout
+    assert "measured elsewhere" in proc.stdout and "xGo" not in proc.stdout
     doc = json.loads(out.read_text())
-    result = doc["workloads"]["SchedulingBasic/500Nodes"]
     assert doc["meta"]["runs"] == 1
-    assert result["bound"] == result["measured_pods"] == 100
-    assert result["pods_per_s"] > 0
-    assert result["peak_rss_mib"] > 0
-    assert result["latency_ms_p50"] <= result["latency_ms_p99"]
+    by_mode = doc["workloads"]["SchedulingBasic/500Nodes"]
+    assert list(by_mode) == ["deterministic", "real"]
+    for result in by_mode.values():
+        assert result["bound"] == result["measured_pods"] == 100
+        assert result["pods_per_s"] > 0
+        assert result["peak_rss_mib"] > 0
+        assert 0 < result["first_binding_s"] <= result["span_s"]
+        assert 0 < result["latency_ms_p50"] <= result["latency_ms_p99"]
 
 
 def test_startup_probe_times_each_step_in_fresh_processes(tmp_path: Path) -> None:
@@ -79,3 +87,76 @@ def test_startup_probe_rejects_zero_runs() -> None:
     )
     assert proc.returncode == 2
     assert "--runs must be at least 1" in proc.stderr
+
+
+def _load_runner() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(bound: int, pods_per_s: float, rss: float) -> dict[str, Any]:
+    return {
+        "measured_pods": 10,
+        "bound": bound,
+        "pods_per_s": pods_per_s,
+        "cpu_ms_per_pod": pods_per_s / 100,
+        "latency_ms_p50": 1.0,
+        "latency_ms_p90": 2.0,
+        "latency_ms_p99": 3.0,
+        "wall_s": 1.0,
+        "span_s": 1.0,
+        "first_binding_s": 0.1,
+        "create_s": 0.5,
+        "build_s": 0.2,
+        "peak_rss_mib": rss,
+    }
+
+
+def test_aggregate_takes_every_figure_from_all_runs() -> None:
+    runner = _load_runner()
+    agg = runner.aggregate([_run(10, 100.0, 50.0), _run(7, 300.0, 70.0), _run(9, 200.0, 60.0)])
+    # bound came from the first run only before: 10, although one run bound 7.
+    assert agg["bound"] == 9.0
+    assert (agg["bound_min"], agg["bound_max"]) == (7, 10)
+    assert agg["bound_all_runs"] == [10, 7, 9]
+    assert (agg["pods_per_s"], agg["pods_per_s_min"], agg["pods_per_s_max"]) == (200.0, 100, 300)
+    assert agg["cpu_ms_per_pod"] == 2.0
+    assert agg["peak_rss_mib"] == 70.0
+    assert agg["runs"] == 3
+
+
+def test_aggregate_refuses_runs_of_different_sizes() -> None:
+    runner = _load_runner()
+    other = {**_run(10, 1.0, 1.0), "measured_pods": 20}
+    with pytest.raises(ValueError, match="different sizes"):
+        runner.aggregate([_run(10, 1.0, 1.0), other])
+
+
+def test_runner_runs_the_kubernetes_backend_against_the_fake_api_server(tmp_path: Path) -> None:
+    pytest.importorskip("aiohttp")
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            "--quick",
+            "--mode",
+            "kubernetes",
+            "--workload",
+            "SchedulingBasic/500Nodes",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())["workloads"]["SchedulingBasic/500Nodes"]["kubernetes"]
+    # Init and measured pods are all pre-created: 50 + 100 at 1/10 scale.
+    assert result["bound"] == result["measured_pods"] == 150
+    assert 0 < result["sync_s"] < result["first_binding_s"] <= result["span_s"]
