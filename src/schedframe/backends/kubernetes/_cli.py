@@ -226,6 +226,20 @@ def run(
         raise lost[0]
 
 
+def _exit_now(code: int) -> None:
+    """Exit at once, as kube-scheduler does when it loses its Lease (``klog.Fatal``): the logs
+    are flushed, but no interpreter shutdown waits on a reflector or a request in flight."""
+    import os
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def _schedule(sched: Any, stop: threading.Event) -> None:
     while not stop.is_set() and not sched.halted:
         sched.run(duration=0.2)  # behind a closed fence it waits, without cycles
@@ -454,6 +468,10 @@ def run_command(
         ) from None
     except SchedframeError as exc:  # LeaderElectionLost among others: exit 1 at once
         click.echo(f"Error: {exc}", err=True)
+        from schedframe.backends.kubernetes._leaderelection import LeaderElectionLost
+
+        if isinstance(exc, LeaderElectionLost):
+            _exit_now(EXIT_LEASE_LOST)
         sys.exit(EXIT_LEASE_LOST)
     except OSError as exc:  # e.g. the port is taken
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
