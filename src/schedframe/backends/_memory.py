@@ -5,6 +5,12 @@ optimistic concurrency on update; the ``pods/binding`` subresource with the exac
 messages of ``pkg/registry/core/pod/storage/storage.go``; status patches that merge conditions
 by type; graceful or immediate pod deletion. Watch events are delivered synchronously, in the
 writer's thread, before the write returns.
+
+Over 1,000 lines on purpose: it is the API server of every in-memory run, and the parts that
+must see each write under the one store lock (resourceVersions, watches, Priority admission,
+the storage and resourceclaim controllers' hooks, forks) stay together so that a write and
+what follows from it are one step; the controllers' own logic lives in ``_claims`` and
+``_storage_controller``.
 """
 
 from __future__ import annotations

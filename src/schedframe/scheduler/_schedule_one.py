@@ -10,6 +10,12 @@ Where upstream runs Filter over nodes in parallel and cancels once enough feasib
 found, this port checks nodes one by one from ``next_start_node_index`` and stops at exactly
 ``num_feasible_nodes_to_find`` feasible nodes: the same set upstream finds when its workers
 finish in order, and the same ``next_start_node_index`` rotation.
+
+Over 1,000 lines on purpose: upstream keeps the scheduling cycle, the binding cycle, their
+failure handling and the algorithm (``schedulePod``, ``findNodesThatFitPod``,
+``prioritizeNodes``) in the one file ``schedule_one.go``, and this module follows it function
+by function so the two read side by side; what upstream keeps apart (the batch engine,
+opportunistic batching, the plugin-result guards) lives in modules of its own.
 """
 
 from __future__ import annotations

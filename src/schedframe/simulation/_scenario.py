@@ -7,6 +7,10 @@ Job, drain a node (evictions through the eviction API, honouring PodDisruptionBu
 fail a node. The runner drives the public :class:`~schedframe.Scheduler` and
 :class:`~schedframe.backends.MemoryBackend` API and observes the scheduler through its
 observer hooks and the backend's watch.
+
+Over 1,000 lines on purpose: the scenario file's strict decoder and the runner of each
+operation are read together (each operation's fields and what it does to the cluster), and
+the result tables are built from what the runner records.
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ status patches, graceful deletion, events.k8s.io validation, leases).
 Everything here is plain, thread-safe Python over JSON dicts; :mod:`._server` maps HTTP to it.
 Each write takes the next value of one global counter as its ``resourceVersion``, as etcd's
 revision does, and appends a watch event to its resource's window.
+
+Over 1,000 lines on purpose: it holds the registry semantics of every resource the scheduler
+reads or writes (each with kube-apiserver's status codes and messages), which share one lock,
+one revision counter and one event window; splitting them by resource would spread those
+rules over many modules.
 """
 
 from __future__ import annotations
