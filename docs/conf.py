@@ -45,12 +45,18 @@ nitpick_ignore_regex = [
     (
         r"py:.*",
         r"(collections\.abc|datetime|os|random|enum|fractions|threading|pathlib|typing"
-        r"|hypothesis|pluggy|_pytest|pytest|numpy|attrs?)(\..*)?",
+        r"|hypothesis|pluggy|_pytest|pytest|numpy|attrs?|ssl)(\..*)?",
     ),
     (r"py:.*", r"(Path|datetime|npt\.NDArray|np\.\w+|st\.SearchStrategy|Settings)"),
+    # prometheus_client's metric family, imported by its short name for type checkers only.
+    (r"py:class", r"Metric"),
     # NumPy array aliases, defined for type checkers only (in TYPE_CHECKING blocks).
     (r"py:class", r"\w+Array"),
     (r"py:.*", r"(.*\.)?_?[TF]"),
+    # Type-checking-only aliases of private modules used in public signatures:
+    # ``Validate`` (objects._codec, a Literal of the validation modes) and ``BatchVerdicts``
+    # (runtime._batch, a tuple of arrays).
+    (r"py:class", r"(Validate|BatchVerdicts)"),
     # Objects of private modules that no public module re-exports.
     (r"py:.*", r"schedframe(\.\w+)*\._\w+(\.\w+)*"),
 ]

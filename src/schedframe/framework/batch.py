@@ -94,10 +94,10 @@ class BatchFilter(Protocol):
     """A Filter plugin's verdicts over every node at once.
 
     ``filter_batch(state, pod, columns)`` returns an ``int8`` array of ``columns.size``
-    verdicts: :data:`FILTER_PASS` where ``filter`` would pass the node, :data:`FILTER_REJECT`
-    where it would reject it (Unschedulable or UnschedulableAndUnresolvable), and
-    :data:`FILTER_CHECK` where it does not know (the runtime then calls ``filter`` on that
-    node). ``None`` declines the pod.
+    verdicts: :data:`~schedframe.framework.FILTER_PASS` where ``filter`` would pass the node,
+    :data:`~schedframe.framework.FILTER_REJECT` where it would reject it (Unschedulable or
+    UnschedulableAndUnresolvable), and :data:`~schedframe.framework.FILTER_CHECK` where it does
+    not know (the runtime then calls ``filter`` on that node). ``None`` declines the pod.
     """
 
     def filter_batch(
@@ -233,7 +233,7 @@ def declares(plugin: object, proto: type) -> bool:
     return found
 
 
-#: The environment variable that turns fast paths off for bisecting: ``0``, ``false``, ``no``
+#: The environment variable that turns fast paths off for bisecting. ``0``, ``false``, ``no``
 #: or ``off`` (any case) turns them off; anything else, or unset, leaves them on.
 FAST_PATHS_ENV = "SCHEDFRAME_FAST_PATHS"
 

@@ -1,6 +1,6 @@
 """kube-scheduler's Prometheus metrics, fed by the observer hooks (needs ``schedframe[metrics]``).
 
-One :class:`SchedulerMetrics` per :class:`~schedframe.Scheduler`, each with its own
+One :class:`SchedulerMetrics` per :class:`~schedframe.scheduler.Scheduler`, each with its own
 ``prometheus_client`` registry::
 
     from schedframe.metrics import SchedulerMetrics

@@ -302,6 +302,7 @@ class PodSpec:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     overhead: ResourceList = attrs.field(factory=dict, hash=False)
+    #: ``spec.resources``: pod-level requests and limits (feature ``PodLevelResources``).
     resources: ResourceRequirements | None = None
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()

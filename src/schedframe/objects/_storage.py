@@ -72,7 +72,8 @@ class PersistentVolume:
         capacity: ``spec.capacity.storage`` in bytes.
         source: the volume type, as the key naming it in ``spec`` (``csi``, ``local``,
             ``gcePersistentDisk``, ...).
-        csi_driver, volume_handle: ``spec.csi.driver`` and ``spec.csi.volumeHandle``.
+        csi_driver: ``spec.csi.driver``.
+        volume_handle: ``spec.csi.volumeHandle``.
         disk_id: the in-tree disk identity (``pdName``, ``volumeID``, ``diskName``, ...)
             of an in-tree source, for attach counting.
         node_affinity: ``spec.nodeAffinity.required``, the nodes that can reach the volume.

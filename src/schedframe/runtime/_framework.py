@@ -321,7 +321,7 @@ class Framework:
         self.plugin_args: dict[str, object] = {}
         #: ``(plugin, fast form) -> how many times it raised`` (see :meth:`fast_path_failed`).
         self.fast_path_failures: dict[tuple[str, str], int] = {}
-        #: The batch engine: filtering and scoring over the snapshot's columns.
+        #: The batch engine, filtering and scoring over the snapshot's columns.
         self.batch = BatchEngine(self)
         self._compile()
 
@@ -1099,7 +1099,8 @@ class Framework:
     def filter_batch_with_deciders(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns
     ) -> BatchVerdicts | None:
-        """:meth:`BatchEngine.filter_batch_with_deciders`."""
+        """Batch filter verdicts with the deciding plugin of each row (the batch engine's
+        ``filter_batch_with_deciders``)."""
         return self.batch.filter_batch_with_deciders(state, pod, columns)
 
     def rejection_statuses(
@@ -1110,13 +1111,15 @@ class Framework:
         rows: RowArray,
         plugin_index: int,
     ) -> list[Status] | None:
-        """:meth:`BatchEngine.rejection_statuses`."""
+        """The statuses of the rows the filter plugin at ``plugin_index`` rejects (the batch
+        engine's ``rejection_statuses``)."""
         return self.batch.rejection_statuses(state, pod, columns, rows, plugin_index)
 
     def score_batch(
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray
     ) -> IntArray | None:
-        """:meth:`BatchEngine.score_batch`."""
+        """The weighted Score totals over ``rows`` of ``columns`` (the batch engine's
+        ``score_batch``)."""
         return self.batch.score_batch(state, pod, columns, rows)
 
     def run_post_filter_plugins(

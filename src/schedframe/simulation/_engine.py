@@ -888,9 +888,9 @@ def simulate(
         capture: ``namespace/name`` of pods whose first attempt should be explainable
             afterwards with :meth:`SimulationResult.explain`.
         max_virtual_time: never run past this virtual time (seconds, default
-            :data:`DEFAULT_MAX_VIRTUAL_TIME`, one year; at most ``1e10``, about 317 years, as
-            objects carry datetimes); a run stopped by it says so in
-            :attr:`SimulationResult.unsettled`.
+            :data:`~schedframe.simulation.DEFAULT_MAX_VIRTUAL_TIME`, one year; at most
+            ``1e10``, about 317 years, as objects carry datetimes); a run stopped by it says
+            so in the ``unsettled`` field of :class:`SimulationResult`.
         metrics: upstream's scheduler metrics to feed (``schedframe[metrics]``); read them
             with :meth:`~schedframe.metrics.SchedulerMetrics.exposition` after the run.
             Observers installed in the ``schedframe.hooks`` entry-point group are loaded too

@@ -41,7 +41,7 @@ class Vocabulary:
 
     Attributes:
         pod_labels: label keys set on generated pods, each with the values to draw (empty:
-            :data:`DEFAULT_VALUES`).
+            names, and numbers in and out of a score's range).
         node_labels: label keys set on generated nodes, likewise.
         annotations: annotation keys set on generated pods, likewise.
         taint_keys: taint keys put on nodes (any effect), with pods tolerating them now and

@@ -177,6 +177,7 @@ class ExtenderServer:
         ):
             if handler is not None:
                 self.verbs[name] = handler
+        #: Every request served, in arrival order, as ``(verb, decoded request)``.
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._faults: dict[str, Fault] = {}
         self._lock = threading.Lock()
