@@ -6,9 +6,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from schedframe_coscheduling import POD_GROUP, Coscheduling, group_name, pod_group
+from schedframe_coscheduling import (
+    POD_GROUP,
+    Coscheduling,
+    group_name,
+    pod_group,
+    pod_group_status_after_bind,
+)
 
-from schedframe.objects import Pod
+from schedframe.backends import MemoryBackend
+from schedframe.errors import BackendError
+from schedframe.objects import CustomObject, Pod
 from schedframe.scheduler import Scheduler
 from schedframe.testing import deterministic, invariants
 from schedframe.testing.builders import make_node, make_pod
@@ -178,3 +186,70 @@ def test_group_name() -> None:
     (pod,) = members("g", 1, cpu="1")
     assert group_name(pod) == "default/g"
     assert group_name(make_pod("plain").obj()) is None
+
+
+def test_pod_group_status_reaches_scheduled_after_the_gang_binds(sched_factory: Any) -> None:
+    sched = sched_factory([*nodes(), *gang("web", 3, cpu="1")])
+    seen: list[tuple[str, object, object]] = []
+    sched.backend.subscribe(
+        lambda ev: (
+            seen.append((ev.type, ev.obj.status.get("phase"), ev.obj.status.get("scheduled")))
+            if isinstance(ev.obj, CustomObject) and ev.type == "MODIFIED"
+            else None
+        )
+    )
+    sched.run_until_idle()
+    assert len(bound(sched, "web")) == 3
+    pg = sched.backend.get("PodGroup", "web", "default")
+    assert isinstance(pg, CustomObject)
+    assert pg.status["phase"] == "Scheduled"
+    assert pg.status["scheduled"] == 3
+    assert pg.status["scheduleStartTime"]  # set by the first bind, kept after
+    assert pg.spec == {"minMember": 3}  # the status subresource leaves the spec alone
+    # One MODIFIED watch event per bind, in order.
+    assert seen == [
+        ("MODIFIED", "Scheduling", 1),
+        ("MODIFIED", "Scheduling", 2),
+        ("MODIFIED", "Scheduled", 3),
+    ]
+
+
+def test_a_gang_that_never_binds_leaves_the_status_alone(sched_factory: Any) -> None:
+    sched = sched_factory([*nodes(1, cpu="1"), *gang("big", 3, cpu="1")])
+    sched.run_until_idle()
+    pg = sched.backend.get("PodGroup", "big", "default")
+    assert isinstance(pg, CustomObject)
+    assert pg.status == {}
+
+
+def test_status_after_bind() -> None:
+    first = pod_group_status_after_bind({}, 2, 0.0)
+    assert first == {
+        "scheduled": 1,
+        "phase": "Scheduling",
+        "scheduleStartTime": "1970-01-01T00:00:00Z",
+    }
+    second = pod_group_status_after_bind(first, 2, 99.0)
+    assert second == {**first, "scheduled": 2, "phase": "Scheduled"}
+    # A broken count restarts from zero rather than failing the bind.
+    assert pod_group_status_after_bind({"scheduled": "x"}, 1, 0.0)["scheduled"] == 1
+
+
+def test_the_in_memory_status_subresource() -> None:
+    backend = MemoryBackend([pod_group("default", "g", 2)])
+    stored = backend.get("PodGroup", "g", "default")
+    assert isinstance(stored, CustomObject)
+    rv = stored.metadata.resource_version
+    out = backend.update_custom_object_status(stored, {"phase": "Scheduled"})
+    assert out.status == {"phase": "Scheduled"}
+    assert out.spec == {"minMember": 2}
+    assert int(out.metadata.resource_version) > int(rv)
+    # The same status again is no write; a stale resourceVersion is a Conflict.
+    assert backend.update_custom_object_status(out, {"phase": "Scheduled"}) is out
+    with pytest.raises(BackendError) as exc:
+        backend.update_custom_object_status(stored, {"phase": "Failed"})
+    assert exc.value.reason == "Conflict"
+    missing = pod_group("default", "nope", 1)
+    with pytest.raises(BackendError) as exc:
+        backend.update_custom_object_status(missing, {})
+    assert exc.value.code == 404

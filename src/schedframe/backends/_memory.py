@@ -532,6 +532,40 @@ class MemoryBackend:
         assert isinstance(result, ResourceClaim)
         return result
 
+    def update_custom_object_status(
+        self, obj: CustomObject, status: Mapping[str, object]
+    ) -> CustomObject:
+        """Write a custom object's status, as a PUT of its ``<plural>/status`` subresource:
+        only ``status`` changes, the resourceVersion is bumped and a ``MODIFIED`` event is
+        sent (an unchanged status is not written, and returns the stored object).
+
+        Raises:
+            BackendError: 404 ``NotFound``; 409 ``Conflict`` on a stale resourceVersion or a
+                different uid.
+        """
+        kind = obj.kind
+        with self._lock:
+            self._check_failure("update")
+            key = _key(kind, obj)
+            stored = self._store[kind].get(key)
+            if not isinstance(stored, CustomObject):
+                raise _not_found(kind, key[1])
+            meta = obj.metadata
+            if meta.resource_version and meta.resource_version != stored.metadata.resource_version:
+                raise BackendError(
+                    f"Operation cannot be fulfilled on {_resource(kind)} {_quote(key[1])}: "
+                    + _OPTIMISTIC_LOCK_MSG,
+                    reason="Conflict",
+                    code=409,
+                )
+            if meta.uid and meta.uid != stored.metadata.uid:
+                raise _uid_precondition_failed(kind, key, meta.uid, stored.metadata.uid)
+            new = stored.with_status(status)
+            result = stored if new == stored else self._write(kind, key, new, stored)
+        self._drain()
+        assert isinstance(result, CustomObject)
+        return result
+
     def get(self, kind: str, name: str, namespace: str = "") -> object | None:
         """The stored object, or ``None``; pods and budgets default to namespace ``default``."""
         _check_kind(kind)

@@ -55,6 +55,7 @@ from schedframe.framework._extension_points import (
 from schedframe.framework._handle import (
     Binder,
     Clock,
+    CustomObjectWriter,
     EventRecorder,
     Handle,
     NodeInfoLister,
@@ -136,6 +137,7 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "Clock",
+    "CustomObjectWriter",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",

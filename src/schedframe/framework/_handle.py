@@ -6,7 +6,7 @@ Upstream: ``framework.Handle``, ``SharedLister``, ``NodeInfoLister``, ``WaitingP
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from schedframe.framework._status import Status
     from schedframe.framework._types import NodeInfo, PodInfo
     from schedframe.objects import (
+        CustomObject,
         DeviceClass,
         Namespace,
         ObjectReference,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Binder",
     "Clock",
+    "CustomObjectWriter",
     "EventRecorder",
     "Handle",
     "NodeInfoLister",
@@ -193,6 +195,29 @@ class VolumeWriter(Protocol):
     def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
         """PUT the claim; returns it as stored. Raises
         :class:`~schedframe.errors.BackendError` on failure."""
+        ...
+
+
+@runtime_checkable
+class CustomObjectWriter(Protocol):
+    """Status writes of custom objects (an optional part of a backend's :class:`Binder`;
+    both backends have it): what an out-of-tree plugin writes on its own custom resource, as
+    scheduler-plugins' coscheduling patches a PodGroup's ``status``. Provisional.
+
+    On the Kubernetes backend this writes the ``<plural>/status`` subresource, which needs
+    RBAC ``update`` on ``<plural>/status`` of the kind's API group.
+
+    .. versionadded:: 0.2
+    """
+
+    def update_custom_object_status(
+        self, obj: CustomObject, status: Mapping[str, object]
+    ) -> CustomObject:
+        """Replace ``obj``'s ``status`` with ``status`` (the status subresource: nothing
+        else of the object changes), with ``obj``'s resourceVersion as the
+        optimistic-concurrency check; returns the object as stored (a new resourceVersion,
+        and a watch event). Raises :class:`~schedframe.errors.BackendError` on failure
+        (409 ``Conflict`` on a stale resourceVersion, 404 ``NotFound``)."""
         ...
 
 

@@ -22,20 +22,35 @@ reads them, and the pods, through ``Handle.lister``. Then:
   out for that long: PreFilter rejects its members until then;
 * a PodGroup created or changed, or a new member, requeues the members it may help.
 
+* **PostBind** updates the PodGroup's ``status`` through the backend's
+  :class:`~schedframe.framework.CustomObjectWriter` (the ``podgroups/status`` subresource):
+  ``scheduled`` counts the bound members, ``phase`` becomes ``Scheduling`` (and
+  ``scheduleStartTime`` is set, once) while fewer than ``minMember`` are bound, then
+  ``Scheduled`` — what the plugin's PostBind writes in scheduler-plugins' PodGroup KEP (42).
+  Upstream wrote only when the phase changed (its count then lagged until the controller
+  recounted); here every bind is written, so ``scheduled`` is exact. Needs RBAC ``get`` and
+  ``update`` on ``podgroups/status`` (group ``scheduling.x-k8s.io``) on a real cluster.
+
 A port of kubernetes-sigs/scheduler-plugins' ``coscheduling``. Not ported: ``minResources``
-(the pre-check of the cluster's free capacity) and the PodGroup controller that writes the
-group's ``status``; the example's simulate script shows how a controller would do it.
+(the pre-check of the cluster's free capacity) and the PodGroup *controller*: upstream it
+watches the group's pods and owns the rest of the status — ``Pending`` until ``minMember``
+pods exist, then ``PreScheduling``; ``Running`` once ``minMember`` pods run, with the
+``running``, ``succeeded`` and ``failed`` counts; ``Finished`` or ``Failed`` as they end.
+The example's simulate script shows how a controller would do it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import ClassVar, Final
 
 import attrs
 
 from schedframe import framework as fw
-from schedframe.errors import INVALID, FieldIssue
+from schedframe.errors import INVALID, BackendError, FieldIssue
 from schedframe.objects import CustomObject, Pod, declare_custom_kind
 
 __all__ = [
@@ -45,6 +60,7 @@ __all__ = [
     "CoschedulingArgs",
     "group_name",
     "pod_group",
+    "pod_group_status_after_bind",
 ]
 
 #: The label naming a pod's PodGroup.
@@ -55,6 +71,8 @@ POD_GROUP_KIND: Final = declare_custom_kind(
 )
 
 NAME: Final = "Coscheduling"
+_STATUS_ATTEMPTS: Final = 3
+log = logging.getLogger(__name__)
 _WAIT_REASON: Final = "waiting for the pod group's members"
 
 
@@ -136,6 +154,34 @@ def pod_group(
     )
 
 
+def pod_group_status_after_bind(
+    status: Mapping[str, object], min_member: int, now: float
+) -> dict[str, object]:
+    """The PodGroup ``status`` once one more member is bound: ``scheduled`` plus one;
+    ``phase`` ``Scheduled`` when that reaches ``min_member``, else ``Scheduling`` with
+    ``scheduleStartTime`` set to ``now`` (seconds since the epoch) unless already set."""
+    out = {k: _plain(v) for k, v in status.items()}
+    previous = out.get("scheduled")
+    scheduled = (previous if isinstance(previous, int) and previous > 0 else 0) + 1
+    out["scheduled"] = scheduled
+    if scheduled >= min_member:
+        out["phase"] = "Scheduled"
+    else:
+        out["phase"] = "Scheduling"
+        if not out.get("scheduleStartTime"):
+            when = datetime.fromtimestamp(now, UTC)
+            out["scheduleStartTime"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return out
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _positive(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return None
@@ -154,6 +200,7 @@ class Coscheduling(
     fw.PostFilterPlugin,
     fw.ReservePlugin,
     fw.PermitPlugin,
+    fw.PostBindPlugin,
     fw.EnqueueExtensions,
 ):
     """Gang scheduling by pod-group labels (see the module docstring)."""
@@ -171,6 +218,8 @@ class Coscheduling(
         self._backed_off: dict[str, float] = {}
         # Group key -> when its first member was first queued (the group's place in the queue).
         self._first_seen: dict[str, float] = {}
+        # PostBind runs on the binding threads: one status write at a time.
+        self._status_lock = threading.Lock()
 
     def _group(self, pod: Pod) -> _Group | None:
         name = pod.metadata.labels.get(POD_GROUP)
@@ -326,6 +375,35 @@ class Coscheduling(
         return None
 
     # -- EnqueueExtensions ---------------------------------------------------------------------
+
+    # -- PostBind -----------------------------------------------------------------------------
+
+    def post_bind(self, state: fw.CycleState, pod: Pod, node_name: str) -> None:
+        """Count the bound member in its PodGroup's ``status`` (see the module docstring).
+        A failed write is logged, never fatal (PostBind is informational)."""
+        group = self._group(pod)
+        binder = self._handle.binder
+        if group is None or group.min_member is None:
+            return
+        if not isinstance(binder, fw.CustomObjectWriter):
+            log.warning("the backend cannot write PodGroup status; %s not updated", group.key)
+            return
+        with self._status_lock:
+            for _ in range(_STATUS_ATTEMPTS):
+                pg = self._pod_groups.get(group.name, group.namespace)
+                if not isinstance(pg, CustomObject):
+                    return
+                status = pod_group_status_after_bind(
+                    pg.status, group.min_member, self._handle.clock.now()
+                )
+                try:
+                    binder.update_custom_object_status(pg, status)
+                    return
+                except BackendError as exc:
+                    if exc.reason != "Conflict":
+                        log.warning("PodGroup %s status not updated: %s", group.key, exc)
+                        return
+            log.warning("PodGroup %s status not updated: conflicts", group.key)
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
         """A new member or PodGroup may complete the group; a new node, or a pod leaving one,

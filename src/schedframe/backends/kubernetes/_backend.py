@@ -35,7 +35,7 @@ from schedframe.objects import (
     to_dict,
 )
 from schedframe.objects._codec import server_decoder
-from schedframe.objects._custom import CustomKind, custom_kind
+from schedframe.objects._custom import CustomKind, CustomObject, custom_kind
 
 if TYPE_CHECKING:
     from schedframe.config import KubeSchedulerConfiguration
@@ -658,6 +658,41 @@ class KubernetesBackend:
         stored = server_decoder("ResourceClaim")({**body, "kind": "ResourceClaim"})
         assert isinstance(stored, ResourceClaim)
         return stored
+
+    def update_custom_object_status(
+        self, obj: CustomObject, status: Mapping[str, object]
+    ) -> CustomObject:
+        """PUT ``<plural>/{name}/status`` of a declared custom kind, behind the leadership
+        fence, with the object's resourceVersion as the optimistic-concurrency check (the
+        ``UpdateStatus`` of a generated client). Needs RBAC ``update`` on ``<plural>/status``.
+
+        Raises:
+            BackendError: 409 ``Conflict`` (a stale resourceVersion), 404 ``NotFound``, an
+                undeclared kind, a transport failure, or ``LeaderElectionLost``.
+        """
+        declared = custom_kind(obj.kind)
+        if declared is None:
+            raise BackendError(
+                f"cannot write the status of kind {obj.kind!r}: it is not a declared custom kind",
+                reason="BadRequest",
+                code=0,
+            )
+        collection, decode = _custom_collection(obj.kind, declared)
+        name = quote(obj.metadata.name, safe="")
+        if declared.namespaced:
+            namespace = quote(obj.metadata.namespace or "default", safe="")
+            head, plural = collection.rsplit("/", 1)
+            path = f"{head}/namespaces/{namespace}/{plural}/{name}/status"
+        else:
+            path = f"{collection}/{name}/status"
+        body = to_dict(obj.with_status(status))
+        try:
+            stored = self._send_write("PUT", path, body=body)
+        except (ApiError, TransportError) as exc:
+            raise exc.to_backend_error() from None
+        result = decode(stored)
+        assert isinstance(result, CustomObject)
+        return result
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """POST ``pods/{name}/binding`` (upstream ``DefaultBinder``), with the pod's uid as a
