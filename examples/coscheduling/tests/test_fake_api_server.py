@@ -87,6 +87,12 @@ def wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
     return predicate()
 
 
+def status_of(fake: FakeAPIServer, name: str) -> dict[str, Any]:
+    pg = fake.get("PodGroup", name)
+    status = pg.get("status") if pg is not None else None
+    return dict(status) if isinstance(status, dict) else {}
+
+
 def bound(fake: FakeAPIServer, prefix: str) -> set[str]:
     return {b.name for b in fake.bindings if b.name.startswith(prefix)}
 
@@ -109,6 +115,19 @@ def test_gangs_through_the_kubernetes_backend(tmp_path: Path) -> None:
         runner.start()
         try:
             assert wait_for(lambda: len(bound(fake, "web")) == 3, 30), fake.bindings
+            # PostBind wrote the PodGroup's status subresource, one PUT per member.
+            assert wait_for(lambda: status_of(fake, "web").get("scheduled") == 3, 10)
+            assert status_of(fake, "web")["phase"] == "Scheduled"
+            web = fake.get("PodGroup", "web")
+            assert web is not None and web["spec"] == {"minMember": 3}
+            puts = [
+                r
+                for r in fake.requests
+                if r.method == "PUT" and r.path.endswith("/podgroups/web/status")
+            ]
+            assert [r.path for r in puts if r.status == 200] == [
+                "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/web/status"
+            ] * 3
             time.sleep(0.3)
             assert bound(fake, "late") == set()
             fake.create(pod_group("late", 2))  # the watch event requeues the members

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, Final
@@ -71,7 +72,8 @@ POD_GROUP_KIND: Final = declare_custom_kind(
 )
 
 NAME: Final = "Coscheduling"
-_STATUS_ATTEMPTS: Final = 3
+_STATUS_ATTEMPTS: Final = 5
+_CONFLICT_PAUSE: Final = 0.05
 log = logging.getLogger(__name__)
 _WAIT_REASON: Final = "waiting for the pod group's members"
 
@@ -220,6 +222,8 @@ class Coscheduling(
         self._first_seen: dict[str, float] = {}
         # PostBind runs on the binding threads: one status write at a time.
         self._status_lock = threading.Lock()
+        # Group key -> (the resourceVersion the last status write replaced, what it stored).
+        self._written: dict[str, tuple[str, CustomObject]] = {}
 
     def _group(self, pod: Pod) -> _Group | None:
         name = pod.metadata.labels.get(POD_GROUP)
@@ -389,20 +393,29 @@ class Coscheduling(
             log.warning("the backend cannot write PodGroup status; %s not updated", group.key)
             return
         with self._status_lock:
-            for _ in range(_STATUS_ATTEMPTS):
+            for attempt in range(_STATUS_ATTEMPTS):
                 pg = self._pod_groups.get(group.name, group.namespace)
                 if not isinstance(pg, CustomObject):
                     return
+                # The watch may not have brought this plugin's own last write yet: when the
+                # lister still holds the version that write replaced, start from the write.
+                replaced, written = self._written.get(group.key, ("", pg))
+                if replaced and pg.metadata.resource_version == replaced:
+                    pg = written
                 status = pod_group_status_after_bind(
                     pg.status, group.min_member, self._handle.clock.now()
                 )
                 try:
-                    binder.update_custom_object_status(pg, status)
-                    return
+                    stored = binder.update_custom_object_status(pg, status)
                 except BackendError as exc:
                     if exc.reason != "Conflict":
                         log.warning("PodGroup %s status not updated: %s", group.key, exc)
                         return
+                    # Another writer (the controller): let the watch catch up, then retry.
+                    time.sleep(_CONFLICT_PAUSE * (attempt + 1))
+                    continue
+                self._written[group.key] = (pg.metadata.resource_version, stored)
+                return
             log.warning("PodGroup %s status not updated: conflicts", group.key)
 
     def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
