@@ -21,6 +21,8 @@ pytest.importorskip("aiohttp")
 
 from schedframe.backends.kubernetes import KubernetesBackend  # noqa: E402
 from schedframe.config import load_config  # noqa: E402
+from schedframe.errors import BackendError  # noqa: E402
+from schedframe.objects import CustomObject, from_dict  # noqa: E402
 from schedframe.scheduler import Scheduler  # noqa: E402
 from schedframe.testing.fakeapi import FakeAPIServer  # noqa: E402
 
@@ -181,3 +183,30 @@ def test_schedframe_run_serves_pod_groups(tmp_path: Path) -> None:
                 process.kill()
                 out, _ = process.communicate(timeout=10)
         assert process.returncode == 0, out
+
+
+def test_the_status_subresource_through_the_kubernetes_backend(tmp_path: Path) -> None:
+    with FakeAPIServer(token=TOKEN) as fake:
+        fake.create(pod_group("g", 2))
+        backend = KubernetesBackend.from_kubeconfig(fake.write_kubeconfig(tmp_path / "kc"))
+        try:
+            obj = from_dict(fake.get("PodGroup", "g") or {})
+            assert isinstance(obj, CustomObject)
+            stored = backend.update_custom_object_status(obj, {"phase": "Scheduling"})
+            assert stored.status == {"phase": "Scheduling"}
+            assert stored.spec == {"minMember": 2}
+            served = fake.get("PodGroup", "g")
+            assert served is not None and served["status"] == {"phase": "Scheduling"}
+            assert served["metadata"]["resourceVersion"] == stored.metadata.resource_version
+            # A stale resourceVersion is the API server's Conflict.
+            with pytest.raises(BackendError) as exc:
+                backend.update_custom_object_status(obj, {"phase": "Failed"})
+            assert exc.value.reason == "Conflict"
+            # Behind the leadership fence, like every write.
+            backend.fence = lambda: False
+            with pytest.raises(BackendError) as exc:
+                backend.update_custom_object_status(stored, {"phase": "Failed"})
+            assert exc.value.reason == "LeaderElectionLost"
+            assert fake.get("PodGroup", "g") == served
+        finally:
+            backend.close()

@@ -20,8 +20,10 @@ reads quotas and pods through ``Handle.lister``. As upstream's ``CapacitySchedul
   preempt by priority among themselves;
 * a pod deleted or an ElasticQuota changed requeues the pods it may help.
 
-Quantities are the scheduler's integers (cpu in milli-units). Not ported: ElasticQuota status
-updates (the upstream controller's job).
+Quantities are the scheduler's integers (cpu in milli-units). Not ported: ElasticQuota
+``status.used``: upstream the ElasticQuota controller writes it, not the plugin, and the plugin
+never reads it (it counts what each quota uses from the pods it sees). A controller of one's
+own writes it with :class:`~schedframe.framework.CustomObjectWriter`.
 """
 
 from __future__ import annotations
