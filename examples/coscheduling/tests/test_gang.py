@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from schedframe_coscheduling import (
     POD_GROUP,
     Coscheduling,
@@ -253,3 +255,14 @@ def test_the_in_memory_status_subresource() -> None:
     with pytest.raises(BackendError) as exc:
         backend.update_custom_object_status(missing, {})
     assert exc.value.code == 404
+
+
+@given(binds=st.integers(1, 12), min_member=st.integers(1, 8), start=st.floats(0, 2e9))
+def test_status_after_n_binds(binds: int, min_member: int, start: float) -> None:
+    status: dict[str, object] = {}
+    for i in range(binds):
+        status = pod_group_status_after_bind(status, min_member, start + i)
+    assert status["scheduled"] == binds
+    assert status["phase"] == ("Scheduled" if binds >= min_member else "Scheduling")
+    # scheduleStartTime is the first bind's, whenever one happened below minMember.
+    assert ("scheduleStartTime" in status) == (min_member > 1)
