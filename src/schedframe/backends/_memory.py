@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import typing
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -94,56 +95,10 @@ _Object: TypeAlias = (
     | Workload
     | CustomObject
 )
-_OBJECT_TYPES: Final = (
-    CustomObject,
-    Pod,
-    Node,
-    Namespace,
-    PodDisruptionBudget,
-    PriorityClass,
-    Service,
-    ReplicationController,
-    ReplicaSet,
-    StatefulSet,
-    StorageClass,
-    CSINode,
-    CSIDriver,
-    CSIStorageCapacity,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    VolumeAttachment,
-    DeviceClass,
-    ResourceSlice,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    Workload,
-)
+#: The stored classes, for runtime checks: the members of ``_Object``, written once.
+_OBJECT_TYPES: Final = typing.get_args(_Object)
 _Key: TypeAlias = tuple[str, str]
-_T = TypeVar(
-    "_T",
-    Pod,
-    Node,
-    Namespace,
-    PodDisruptionBudget,
-    PriorityClass,
-    Service,
-    ReplicationController,
-    ReplicaSet,
-    StatefulSet,
-    StorageClass,
-    CSINode,
-    CSIDriver,
-    CSIStorageCapacity,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    VolumeAttachment,
-    DeviceClass,
-    ResourceSlice,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    Workload,
-    CustomObject,
-)
+_T = TypeVar("_T", bound=_Object)
 
 #: Operations :meth:`MemoryBackend.inject_failure` can make fail.
 OPERATIONS: Final = (
