@@ -6,6 +6,7 @@ import click
 
 from schedframe._cli_gates import gate_options
 from schedframe.cli._main import (
+    F,
     _common,
     _emit,
     _errors,
@@ -72,21 +73,28 @@ def scenario_command(
     _emit(result.to_dict(), fmt, text)
 
 
+def _cluster_and_workloads(fn: F) -> F:
+    """The inputs ``fit`` and ``whatif`` share: the cluster, the workloads, config and seed."""
+    fn = click.option(
+        "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
+    )(fn)
+    fn = click.option(
+        "--config", "-f", "config_path", metavar="FILE", help="KubeSchedulerConfiguration."
+    )(fn)
+    fn = click.argument("workloads", nargs=-1, required=True)(fn)
+    return click.option(
+        "--cluster",
+        "-c",
+        "clusters",
+        multiple=True,
+        required=True,
+        metavar="PATH",
+        help="The cluster: Nodes, running Pods, PDBs ... (YAML, JSON or a folder). Repeatable.",
+    )(fn)
+
+
 @cli.command("fit")
-@click.option(
-    "--cluster",
-    "-c",
-    "clusters",
-    multiple=True,
-    required=True,
-    metavar="PATH",
-    help="The cluster: Nodes, running Pods, PDBs ... (YAML, JSON or a folder). Repeatable.",
-)
-@click.argument("workloads", nargs=-1, required=True)
-@click.option("--config", "-f", "config_path", metavar="FILE", help="KubeSchedulerConfiguration.")
-@click.option(
-    "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
-)
+@_cluster_and_workloads
 @_output_option
 @gate_options
 @_common
@@ -122,20 +130,7 @@ def fit_command(
 
 
 @cli.command("whatif")
-@click.option(
-    "--cluster",
-    "-c",
-    "clusters",
-    multiple=True,
-    required=True,
-    metavar="PATH",
-    help="The cluster: Nodes, running Pods, PDBs ... (YAML, JSON or a folder). Repeatable.",
-)
-@click.argument("workloads", nargs=-1, required=True)
-@click.option("--config", "-f", "config_path", metavar="FILE", help="KubeSchedulerConfiguration.")
-@click.option(
-    "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
-)
+@_cluster_and_workloads
 @click.option(
     "--node-shape",
     metavar="FILE",
