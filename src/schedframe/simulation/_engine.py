@@ -51,6 +51,7 @@ from schedframe.objects._resource import (
 )
 from schedframe.scheduler import Scheduler, VirtualClock
 from schedframe.simulation._controllers import daemon_set_pods
+from schedframe.simulation._state import final_objects
 from schedframe.simulation._workload import MAX_SECONDS, Arrival, Workload, _controlled
 
 # The storage kinds a cluster brings along (the volume plugins read them).
@@ -253,6 +254,9 @@ class SimulationResult:
             ``max_virtual_time`` limit reached with work left; pods that could not settle,
             see :attr:`Scheduler.stalled_pods <schedframe.scheduler.Scheduler.stalled_pods>`);
             empty when it ran to its natural end or to ``until``.
+        final_objects: every object the backend held at the end (nodes, pods bound and
+            pending, namespaces, budgets, storage and DRA objects ...), what
+            :mod:`schedframe.report` explains pending pods against.
     """
 
     config: KubeSchedulerConfiguration
@@ -275,6 +279,7 @@ class SimulationResult:
     tie_breaks: Mapping[str, tuple[object, int]] = attrs.field(factory=dict)
     captured_dra: dict[str, tuple[object, ...]] = attrs.field(factory=dict)
     unsettled: tuple[str, ...] = ()
+    final_objects: tuple[object, ...] = ()
 
     def placements(self) -> dict[str, str]:
         """``pod -> node`` of every workload pod that was bound (whatever happened later)."""
@@ -584,6 +589,7 @@ class _Engine:
             tie_breaks=dict(self.tie_breaks),
             captured_dra=dict(self.captured_dra),
             unsettled=tuple(self.unsettled) + self._stalled_text(),
+            final_objects=final_objects(self.backend),
         )
 
     def _run_until_idle(self) -> None:

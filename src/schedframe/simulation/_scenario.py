@@ -174,6 +174,11 @@ class ScenarioResult:
         attempts: scheduling attempts (cycles).
         rejected: ``(time, op, message)`` of every operation the API refused (a 404 for a
             missing object, 409 for an existing one, 403 from Priority admission ...).
+        final_objects: every object the backend held at the end (nodes, pods, namespaces,
+            budgets ...), what :mod:`schedframe.report` draws and explains pending pods against.
+        config: the configuration the scheduler ran with.
+        registry: the plugin registry it was given (``None``: the installed entry points).
+        seed: the scheduler's seed.
     """
 
     timelines: Mapping[str, tuple[PodEvent, ...]]
@@ -184,6 +189,10 @@ class ScenarioResult:
     end_time: float
     attempts: int
     rejected: tuple[tuple[float, str, str], ...] = ()
+    final_objects: tuple[object, ...] = ()
+    config: KubeSchedulerConfiguration | None = None
+    registry: Registry | None = None
+    seed: int = 0
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready mapping of the whole result."""
@@ -508,6 +517,9 @@ class _Run:
         from schedframe.scheduler import Scheduler, VirtualClock
         from schedframe.simulation._controllers import controller_pods, daemon_set_pods
 
+        self.config = config
+        self.registry = registry
+        self.seed = seed
         self.clock: VirtualClock = VirtualClock(start=0.0)
         self.wakeups: list[float] = []
         self.timelines: dict[str, list[PodEvent]] = {}
@@ -567,6 +579,8 @@ class _Run:
         heapq.heappush(self.wakeups, when)
 
     def run(self) -> ScenarioResult:
+        from schedframe.simulation._state import final_objects
+
         try:
             while True:
                 self.clock.run_due()
@@ -605,6 +619,10 @@ class _Run:
             end_time=self.clock.now(),
             attempts=self.sched.attempts,
             rejected=tuple(self.rejected),
+            final_objects=final_objects(self.backend),
+            config=self.config,
+            registry=self.registry,
+            seed=self.seed,
         )
 
     # -- bookkeeping ---------------------------------------------------------------------
