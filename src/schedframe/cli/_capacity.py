@@ -15,6 +15,7 @@ from schedframe.cli._main import (
     _output_option,
     cli,
 )
+from schedframe.cli._report import check_report_path, report_option, write_report_file
 
 __all__ = ["compare_command", "fit_command", "scenario_command", "whatif_command"]
 
@@ -35,6 +36,7 @@ def _cluster_objects(paths: tuple[str, ...]) -> list[object]:
     "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
 )
 @click.option("--timeline", is_flag=True, help="Also print every pod's timeline (table output).")
+@report_option
 @_output_option
 @gate_options
 @_common
@@ -44,6 +46,7 @@ def scenario_command(
     config_path: str | None,
     seed: int,
     timeline: bool,
+    report_path: str | None,
     output_format: str | None,
     as_json: bool,
 ) -> None:
@@ -55,6 +58,7 @@ def scenario_command(
     from schedframe.simulation import load_scenario, run_scenario
 
     fmt = _format(output_format, as_json)
+    check_report_path(report_path)
     scenario = load_scenario(file)
     result = run_scenario(scenario, config=_load_config(config_path), seed=seed)
 
@@ -71,6 +75,7 @@ def scenario_command(
         return out
 
     _emit(result.to_dict(), fmt, text)
+    write_report_file(result, report_path, to_stderr=fmt != "table")
 
 
 def _cluster_and_workloads(fn: F) -> F:
@@ -231,6 +236,7 @@ def whatif_command(
 @click.option(
     "--seed", default=0, show_default=True, help="Seed of the tie-breaking random source."
 )
+@report_option
 @_output_option
 @gate_options
 @_common
@@ -242,6 +248,7 @@ def compare_command(
     name_a: str,
     name_b: str,
     seed: int,
+    report_path: str | None,
     output_format: str | None,
     as_json: bool,
 ) -> None:
@@ -256,8 +263,10 @@ def compare_command(
     fmt = _format(output_format, as_json)
     if name_a == name_b:
         raise click.UsageError("--name-a and --name-b must differ")
+    check_report_path(report_path)
     scenario = load_scenario(scenario_file)
     result = compare_scenario(
         scenario, _load_config(config_a), _load_config(config_b), seed=seed, names=(name_a, name_b)
     )
     _emit(result.to_dict(), fmt, result.to_text)
+    write_report_file(result, report_path, to_stderr=fmt != "table")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 
 from schedframe._cli_gates import gate_options
+from schedframe.cli._report import check_report_path, report_option, write_report_file
 from schedframe.errors import SchedframeError
 
 if TYPE_CHECKING:
@@ -401,6 +402,7 @@ def _with_source(exc: SchedframeError, source: str | None) -> SchedframeError:
     help="Write kube-scheduler's Prometheus metrics (text format) to FILE at the end "
     "(needs prometheus-client: pip install 'schedframe[metrics]').",
 )
+@report_option
 @_output_option
 @click.option(
     "--progress/--no-progress",
@@ -424,6 +426,7 @@ def simulate(
     plot_pod: str | None,
     explain_pods: tuple[str, ...],
     metrics_path: str | None,
+    report_path: str | None,
     output_format: str | None,
     as_json: bool,
     progress: bool,
@@ -459,6 +462,7 @@ def simulate(
             Path(decisions_path).open("w", encoding="utf-8").close()
         except OSError as exc:
             raise InputError(f"{decisions_path}: cannot write: {exc.strerror or exc}") from None
+    check_report_path(report_path)
     scheduler_metrics = None
     if metrics_path is not None:
         try:
@@ -522,6 +526,7 @@ def simulate(
     if plot_dir is not None:
         written = plot_simulation(result, plot_dir, pod=capture[0] if capture else None)
         click.echo(f"Plots: {', '.join(str(p) for p in written)}", err=machine)
+    write_report_file(result, report_path, to_stderr=machine)
     for key in explained:
         if key not in result.captured:
             click.echo(f"\n{key}: never attempted, nothing to explain", err=machine)

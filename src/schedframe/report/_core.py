@@ -26,7 +26,7 @@ __all__ = [
 #: Rows a table shows at most (the rest is left out with a note saying so).
 DEFAULT_MAX_ROWS: Final = 1000
 #: Pending pods explained node by node at most (the others are listed with their last message).
-DEFAULT_MAX_EXPLAINED: Final = 20
+DEFAULT_MAX_EXPLAINED: Final = 10
 
 _ID: Final = re.compile(r"[a-z][a-z0-9-]*")
 

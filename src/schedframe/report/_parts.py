@@ -152,8 +152,8 @@ def placement_map(
         zones.setdefault(node_zone(node), []).append(node)
     out = [
         '<p class="note">Each row is a node: its name, bars for the CPU and memory its pods '
-        "request (of allocatable), then its pods. Green: the run's pods; grey: pods that were "
-        "already running"
+        "request (of allocatable), then its pods (green)"
+        + ("; grey: pods that were already running" if workload is not None else "")
         + ("; orange: pods placed differently in the other run" if moved else "")
         + ". Hover for details.</p>"
     ]
@@ -260,9 +260,9 @@ def _by_plugin(exp: Explanation) -> list[tuple[str, str, str, int, list[str]]]:
 
 
 def _explanation_html(
-    exp: Explanation, last_message: str, anchor: str, options: ReportOptions
+    exp: Explanation, last_message: str, anchor: str, options: ReportOptions, alike: str
 ) -> str:
-    out = [f'<div class="pending-pod" id="{esc(anchor)}"><h3>{esc(exp.pod)}</h3>']
+    out = [f'<div class="pending-pod" id="{esc(anchor)}"><h3>{esc(exp.pod)}</h3>{alike}']
     if last_message:
         out.append(
             f'<p>The scheduler\'s last attempt said:</p><div class="msg">{esc(last_message)}</div>'
@@ -338,6 +338,25 @@ def _explanation_html(
     return "".join(out)
 
 
+def _signature(pod: Pod) -> str:
+    """What the scheduler reads of a pod: everything but its name, uid, resource version and
+    creation time (pods of one template share it, and so share their explanation)."""
+    import json
+
+    from schedframe.objects import to_dict
+
+    doc = to_dict(pod)
+    meta = doc.get("metadata")
+    if isinstance(meta, dict):
+        meta = {
+            k: v
+            for k, v in meta.items()
+            if k not in ("name", "uid", "resourceVersion", "creationTimestamp")
+        }
+    doc["metadata"] = meta
+    return json.dumps(doc, sort_keys=True, default=str)
+
+
 def explanations(
     cluster: FinalCluster,
     last_messages: Mapping[str, str],
@@ -346,7 +365,9 @@ def explanations(
     prefix: str = "pending",
 ) -> Markup:
     """Each pending pod's explanation, node by node and plugin by plugin, against the final
-    cluster (the first ``max_explained``; the others with their last message)."""
+    cluster. Pods alike in all but name (one template's) share one explanation; the first
+    ``max_explained`` such groups are explained, the other pods listed with their last
+    message."""
     from schedframe.errors import SchedframeError
 
     if not cluster.known:
@@ -358,36 +379,53 @@ def explanations(
         from schedframe.runtime import Registry
 
         registry = Registry.discover()
+    groups: dict[str, list[Pod]] = {}
+    for pod in cluster.pending:
+        groups.setdefault(_signature(pod), []).append(pod)
     out = [
         '<p class="note">Every pending pod is run once more through its profile\'s plugins on '
         "the cluster as it stood at the end (every node evaluated, nothing written; "
-        "preemption only says what it would do). The scheduler's own last message comes first.</p>"
+        "preemption only says what it would do). The scheduler's own last message comes "
+        "first. Pods alike in all but their names share one explanation.</p>"
     ]
-    explained = cluster.pending[: options.max_explained]
+    explained = list(groups.values())[: options.max_explained]
     if explained:
         links = ", ".join(
-            f'<a href="#{esc(prefix)}-{i}">{esc(p.key)}</a>' for i, p in enumerate(explained)
+            f'<a href="#{esc(prefix)}-{i}">{esc(g[0].key)}</a>'
+            + (f" (+{len(g) - 1:,} alike)" if len(g) > 1 else "")
+            for i, g in enumerate(explained)
         )
         out.append(f"<p>{links}</p>")
-    for i, pod in enumerate(explained):
+    for i, group in enumerate(explained):
+        pod = group[0]
         anchor = f"{prefix}-{i}"
         last = last_messages.get(pod.key, "")
+        alike = ""
+        if len(group) > 1:
+            names = [p.key for p in group[1:]]
+            shown = ", ".join(names[:20]) + (
+                f" and {len(names) - 20:,} more" if len(names) > 20 else ""
+            )
+            alike = (
+                f'<p class="note">The same explanation holds for {len(names):,} more pending '
+                f"pods alike in all but their names: {esc(shown)}.</p>"
+            )
         try:
             exp = _explain(cluster, pod, registry)
         except SchedframeError as exc:
             out.append(
-                f'<div class="pending-pod" id="{esc(anchor)}"><h3>{esc(pod.key)}</h3>'
+                f'<div class="pending-pod" id="{esc(anchor)}"><h3>{esc(pod.key)}</h3>{alike}'
                 f'<div class="msg">{esc(last)}</div>'
                 f'<p class="cap">Cannot explain it: {esc(exc)}</p></div>'
             )
             continue
-        out.append(_explanation_html(exp, last, anchor, options))
-    rest = cluster.pending[options.max_explained :]
+        out.append(_explanation_html(exp, last, anchor, options, alike))
+    rest = [p for g in list(groups.values())[options.max_explained :] for p in g]
     if rest:
         out.append(
             f'<p class="cap">{esc(num(len(rest)))} more pending pods are listed with their last '
-            f"message only (explained: the first {num(len(explained))}; raise max_explained to "
-            "explain more).</p>"
+            f"message only (explained: the first {num(len(explained))} kinds of pod; raise "
+            "max_explained to explain more).</p>"
         )
         out.append(
             table(
@@ -466,4 +504,5 @@ def timeline_table(
         table_id=table_id,
         filterable=True,
         hint=hint,
+        css="tl",
     )
