@@ -25,6 +25,7 @@ PUBLIC_MODULES = [
     "schedframe.scheduler",
     "schedframe.explain",
     "schedframe.simulation",
+    "schedframe.report",
     "schedframe.preemption",
 ]
 
