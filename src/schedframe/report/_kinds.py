@@ -384,12 +384,8 @@ def _rejected(result: ScenarioResult, options: ReportOptions) -> str:
     )
 
 
-def _scenario_sections(
-    result: ScenarioResult, options: ReportOptions, prefix: str = ""
-) -> list[Section]:
+def _scenario_sections(result: ScenarioResult, options: ReportOptions) -> list[Section]:
     cluster = _scenario_cluster(result)
-    p = f"{prefix}-" if prefix else ""
-    label = f"{prefix.upper()}: " if prefix else ""
     summary = [
         figures(_scenario_figures(result)),
         f'<p class="note">Virtual time covered: {esc(secs(result.end_time))}. Latency is '
@@ -398,33 +394,31 @@ def _scenario_sections(
         _rejected(result, options),
     ]
     return [
-        Section(id=f"{p}summary", title=f"{label}Summary", html=Markup("".join(summary))),
+        Section(id="summary", title="Summary", html=Markup("".join(summary))),
         Section(
-            id=f"{p}utilisation",
-            title=f"{label}Utilisation",
+            id="utilisation",
+            title="Utilisation",
             html=step_chart(
                 _scenario_series(result),
                 end=result.end_time,
                 title="Requested / allocatable over the cluster",
             ),
         ),
+        Section(id="placement", title="Placement map", html=placement_map(cluster, options)),
         Section(
-            id=f"{p}placement", title=f"{label}Placement map", html=placement_map(cluster, options)
-        ),
-        Section(
-            id=f"{p}timeline",
-            title=f"{label}Pod timelines",
+            id="timeline",
+            title="Pod timelines",
             html=timeline_table(
                 _scenario_timelines(result),
                 options,
-                table_id=f"{p}timeline-table",
+                table_id="timeline-table",
                 hint="-o json prints every timeline.",
             ),
         ),
         Section(
-            id=f"{p}pending",
-            title=f"{label}Pending pods ({num(len(cluster.pending))})",
-            html=explanations(cluster, result.pending, options, prefix=f"{p}pending"),
+            id="pending",
+            title=f"Pending pods ({num(len(cluster.pending))})",
+            html=explanations(cluster, result.pending, options, prefix="pending"),
         ),
     ]
 
