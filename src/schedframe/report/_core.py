@@ -63,7 +63,7 @@ class Section:
             letter; unique in the page.
         title: the heading (plain text; escaped when rendered).
         html: the body, inserted as it is: escape every piece of text in it
-            (:func:`html.escape`).
+            (``html.escape``).
     """
 
     id: str
