@@ -184,6 +184,16 @@ def placement_map(
             )
             if node.spec.unschedulable:
                 tip += "; cordoned"
+            taints = node.spec.taints
+            if taints:
+                tip += "; taints " + ", ".join(
+                    f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+                    for t in taints
+                )
+            marks = [
+                m for m, on in (("cordoned", node.spec.unschedulable), ("tainted", taints)) if on
+            ]
+            mark = f" ({', '.join(marks)})" if marks else ""
             chips = []
             for p in pods[:_CHIPS_PER_NODE]:
                 cls = "pod"
@@ -198,7 +208,7 @@ def placement_map(
                 )
             out.append(
                 f'<div class="node" data-node="{esc(name)}"><span class="n" title="{esc(tip)}">'
-                f"{esc(name)}{' (cordoned)' if node.spec.unschedulable else ''}</span>"
+                f"{esc(name)}{esc(mark)}</span>"
                 f'<span class="bars">{_bar("cpu", used.get("cpu", 0), alloc.get("cpu", 0))}'
                 f"{_bar('memory', used.get('memory', 0), alloc.get('memory', 0))}</span>"
                 f'<span class="pods">{"".join(chips)}</span></div>'
