@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedframe.objects import load_manifests
+from schedframe.objects import Pod, load_manifests
 from schedframe.report import (
     Report,
     ReportOptions,
@@ -235,3 +235,35 @@ def test_downsampling_keeps_the_ends_and_every_extreme(pts: list[tuple[float, fl
     assert max(v for _, v in kept) == max(v for _, v in pts)
     assert min(v for _, v in kept) == min(v for _, v in pts)
     assert kept == sorted(kept, key=lambda p: p[0])
+
+
+def test_preemption_shows_in_the_figures_the_timeline_and_the_map() -> None:
+    example = ROOT / "examples" / "preemption"
+    result = simulate(
+        cluster=load_manifests(example / "cluster.yaml"),
+        workload=load_workload(example / "workload.yaml"),
+    )
+    initial = {p.key for p in result.initial_pods}
+    final = {o.key for o in result.final_objects if isinstance(o, Pod)}
+    assert initial - set(result.victims) <= final  # cluster pods are kept
+    page = render_report(result)
+    assert _figure(page, "preempted") == "1"
+    assert '<li class="ev-preempted">0s preempted from node-1: by default/critical</li>' in page
+    # Pods that were running before the run are drawn apart from the run's own.
+    assert page.count('class="pod cl"') == 3
+
+
+@given(st.tuples(st.text(), st.text()).map(lambda ab: f"{ab[0]}<x-evil a='1'>{ab[1]}"))
+def test_no_message_reaches_the_page_unescaped(message: str) -> None:
+    result = ScenarioResult(
+        timelines={"default/p": (PodEvent(time=1, event="failed", message=message, attempt=1),)},
+        placements={},
+        pending={"default/p": message},
+        utilisation=(),
+        fragmentation={},
+        end_time=1.0,
+        attempts=1,
+    )
+    page = render_report(result, title=message)
+    assert "<x-evil" not in page
+    assert html.escape(message, quote=True) in page
