@@ -61,6 +61,19 @@ from schedframe.simulation._summary import (
     ZoneUsage,
     summarize,
 )
+from schedframe.simulation._sweep import (
+    EXECUTORS,
+    RAY_HINT,
+    CaseResult,
+    SweepCase,
+    SweepError,
+    SweepResult,
+    load_sweep,
+    placement_digest,
+    run_case,
+    sweep,
+    sweep_from_dict,
+)
 from schedframe.simulation._table import format_table
 from schedframe.simulation._whatif import (
     Suggestion,
@@ -98,6 +111,17 @@ __all__ = [
     "load_scenario",
     "run_scenario",
     "scenario_from_dict",
+    "EXECUTORS",
+    "RAY_HINT",
+    "CaseResult",
+    "SweepCase",
+    "SweepError",
+    "SweepResult",
+    "load_sweep",
+    "placement_digest",
+    "run_case",
+    "sweep",
+    "sweep_from_dict",
     "ANNOTATION_ARRIVAL",
     "ANNOTATION_DURATION",
     "DEFAULT_MAX_VIRTUAL_TIME",
