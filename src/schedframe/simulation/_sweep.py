@@ -646,8 +646,18 @@ def _figures(payload: Mapping[str, Any]) -> dict[str, object]:
 def run_case(payload: Mapping[str, Any]) -> dict[str, object]:
     """Run one case from its :meth:`SweepCase.payload` (in a worker process): its figures, or
     ``{"error": ...}``. Never raises for a failing case."""
+    from schedframe.errors import ConfigError, PluginError
+
     try:
         return _figures(payload)
+    except ConfigError as exc:
+        # A configuration that loads but does not build (an unknown plugin): name its file.
+        if exc.source is None and payload["config"] is not None:
+            return {"error": str(exc.with_source(str(payload["config"])))}
+        return {"error": str(exc)}
+    except PluginError as exc:
+        where = f"{payload['config']}: " if payload["config"] is not None else ""
+        return {"error": f"{where}{exc}"}
     except SchedframeError as exc:
         return {"error": str(exc) or type(exc).__name__}
     except Exception as exc:
