@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from schedframe.cli._main import _common, _emit, _errors, _format, _output_option, cli
+from schedframe.cli._main import (
+    InputError,
+    _common,
+    _emit,
+    _errors,
+    _format,
+    _output_option,
+    cli,
+)
 
 __all__ = ["sweep_command"]
 
@@ -68,6 +76,12 @@ def sweep_command(
     fmt = _format(output_format, as_json)
     if ray_address is not None and executor != "ray":
         raise click.UsageError("--ray-address needs --executor ray")
+    if out_path is not None:
+        # Refuse an unwritable --out before the sweep runs, not after.
+        try:
+            Path(out_path).write_text("", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"{out_path}: cannot write: {exc.strerror}") from None
     result = sweep(spec, executor=executor, jobs=jobs, ray_address=ray_address)
     if out_path is not None:
         Path(out_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")

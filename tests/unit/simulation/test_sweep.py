@@ -230,6 +230,14 @@ def test_the_out_file_holds_the_json_and_the_table_is_printed(
     assert [r["id"] for r in doc["results"]] == [0, 1, 2]
 
 
+def test_an_unwritable_out_file_is_refused_before_the_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "no" / "such" / "dir.json"
+    assert main(["sweep", str(FIXTURES / "failing.yaml"), "--out", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"error: {out}: cannot write: No such file or directory\n")
+
+
 def test_the_ray_executor_without_ray_is_one_line_and_exit_2(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
