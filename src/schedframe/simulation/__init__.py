@@ -64,6 +64,7 @@ from schedframe.simulation._summary import (
 from schedframe.simulation._sweep import (
     EXECUTORS,
     RAY_HINT,
+    WORKER_DIED,
     CaseResult,
     SweepCase,
     SweepError,
@@ -117,6 +118,7 @@ __all__ = [
     "SweepCase",
     "SweepError",
     "SweepResult",
+    "WORKER_DIED",
     "load_sweep",
     "placement_digest",
     "run_case",

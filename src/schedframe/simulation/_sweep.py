@@ -47,6 +47,7 @@ __all__ = [
     "SweepCase",
     "SweepError",
     "SweepResult",
+    "WORKER_DIED",
     "load_sweep",
     "placement_digest",
     "run_case",
@@ -669,22 +670,69 @@ def run_case(payload: Mapping[str, Any]) -> dict[str, object]:
 # --------------------------------------------------------------------------------------------
 
 
-def _run_local(payloads: Sequence[dict[str, object]], jobs: int) -> dict[int, dict[str, object]]:
+#: A case whose worker process died twice (killed, out of memory, a crash in C code).
+WORKER_DIED: Final = "worker failed: the worker process died running this case, twice"
+
+
+#: Why a local sweep stopped: its worker processes died before any case finished.
+NO_WORKERS: Final = (
+    "the worker processes died before running any case: a script that calls sweep() must "
+    'do so under `if __name__ == "__main__":` (spawned workers import its main module)'
+)
+
+
+def _pool(
+    payloads: Sequence[dict[str, object]], jobs: int, out: dict[int, dict[str, object]]
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Run ``payloads`` in a fresh pool into ``out`` until done or a worker dies; then
+    ``(suspects, untouched)``: the cases in flight when the pool broke, and those not
+    submitted yet."""
     import concurrent.futures
     import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
 
-    out: dict[int, dict[str, object]] = {}
-    if not payloads:
-        return out
     context = multiprocessing.get_context("spawn")
     workers = max(1, min(jobs, len(payloads)))
+    todo = list(reversed(payloads))
+    # At most two cases per worker in flight: a dead worker breaks the pool and takes down
+    # every case in flight, so few are suspects, and the queue stays full.
+    inflight: dict[concurrent.futures.Future[dict[str, object]], dict[str, object]] = {}
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(run_case, p): int(p["id"]) for p in payloads}  # type: ignore[call-overload]
-        for future in concurrent.futures.as_completed(futures):
-            try:
-                out[futures[future]] = future.result()
-            except Exception as exc:  # the worker process died (killed, out of memory)
-                out[futures[future]] = {"error": f"worker failed: {type(exc).__name__}: {exc}"}
+        while todo or inflight:
+            while todo and len(inflight) < 2 * workers:
+                payload = todo.pop()
+                inflight[pool.submit(run_case, payload)] = payload
+            done, _ = concurrent.futures.wait(
+                inflight, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            broken = False
+            for future in done:
+                payload = inflight.pop(future)
+                try:
+                    out[int(payload["id"])] = future.result()  # type: ignore[call-overload]
+                except BrokenProcessPool:
+                    broken = True
+                    inflight[future] = payload
+            if broken:
+                return list(inflight.values()), list(reversed(todo))
+    return [], []
+
+
+def _run_local(payloads: Sequence[dict[str, object]], jobs: int) -> dict[int, dict[str, object]]:
+    out: dict[int, dict[str, object]] = {}
+    todo = list(payloads)
+    # A worker that dies (killed, out of memory, a crash in C code) breaks the pool: the cases
+    # in flight run again each in a process of its own, so that only a case that kills its
+    # worker a second time fails (as a Ray task retried once); the others in a fresh pool.
+    while todo:
+        suspects, todo = _pool(todo, jobs, out)
+        for payload in suspects:
+            again, _ = _pool([payload], 1, out)
+            for dead in again:
+                out[int(dead["id"])] = {"error": WORKER_DIED}  # type: ignore[call-overload]
+        if suspects and all(r.get("error") == WORKER_DIED for r in out.values()):
+            # Not one case ran: the workers themselves cannot start.
+            raise SweepError(NO_WORKERS)
     return out
 
 
@@ -714,7 +762,8 @@ def _run_ray(
         started = True
     out: dict[int, dict[str, object]] = {}
     try:
-        task = ray.remote(num_cpus=1, max_retries=0)(run_case)
+        # A task whose worker dies is run once more, as the local pool does.
+        task = ray.remote(num_cpus=1, max_retries=1)(run_case)
         refs = [(int(p["id"]), task.remote(p)) for p in payloads]  # type: ignore[call-overload]
         pending = {ref: case for case, ref in refs}
         while pending:
@@ -723,8 +772,8 @@ def _run_ray(
                 case = pending.pop(ref)
                 try:
                     out[case] = ray.get(ref)
-                except Exception as exc:  # the worker died
-                    out[case] = {"error": f"worker failed: {type(exc).__name__}: {exc}"}
+                except ray.exceptions.WorkerCrashedError:
+                    out[case] = {"error": WORKER_DIED}
     finally:
         if started:
             ray.shutdown()
