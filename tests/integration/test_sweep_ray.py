@@ -48,20 +48,6 @@ def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
 
 
-# First in the module: it runs before the module's instance is started.
-@pytest.mark.usefixtures("at_root")
-def test_without_an_instance_the_sweep_starts_one_and_shuts_it_down(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    ray = _ray()
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    assert not ray.is_initialized()
-    spec = FIXTURES / "failing.yaml"
-    on_ray = sweep(spec, executor="ray", jobs=1)
-    assert not ray.is_initialized()
-    assert on_ray.to_json() == sweep(spec, jobs=1).to_json()
-
-
 @pytest.mark.usefixtures("at_root")
 def test_a_hundred_cases_on_ray_match_the_process_pool(ray_instance: ModuleType) -> None:
     spec = FIXTURES / "hundred.yaml"

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
+import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from schedframe.cli import main
 from schedframe.errors import ManifestError
 from schedframe.simulation import (
+    WORKER_DIED,
     SweepError,
     load_scenario,
     load_sweep,
@@ -246,6 +251,101 @@ def test_the_ray_executor_without_ray_is_one_line_and_exit_2(
     assert capsys.readouterr().err == (
         'error: the ray executor needs Ray: pip install "schedframe[ray]"\n'
     )
+
+
+class _Ref:
+    def __init__(self, value: dict[str, object] | BaseException) -> None:
+        self.value = value
+
+
+class _FakeRay(types.ModuleType):
+    """What the ray executor uses of Ray, recording the calls; tasks run in this process."""
+
+    class WorkerCrashedError(Exception):
+        pass
+
+    def __init__(self, *, initialized: bool = False, crash: int | None = None) -> None:
+        super().__init__("ray")
+        self.calls: list[tuple[str, dict[str, object]]] = []
+        self.initialized = initialized
+        self.crash = crash
+        self.exceptions = types.SimpleNamespace(WorkerCrashedError=self.WorkerCrashedError)
+
+    def is_initialized(self) -> bool:
+        return self.initialized
+
+    def init(self, **kwargs: object) -> None:
+        self.calls.append(("init", kwargs))
+        self.initialized = True
+
+    def shutdown(self) -> None:
+        self.calls.append(("shutdown", {}))
+        self.initialized = False
+
+    def remote(self, **options: object) -> Callable[[Callable[..., Any]], Any]:
+        self.calls.append(("remote", options))
+
+        def wrap(fn: Callable[..., Any]) -> Any:
+            def submit(payload: dict[str, Any]) -> _Ref:
+                if payload["id"] == self.crash:
+                    return _Ref(self.WorkerCrashedError("worker died"))
+                return _Ref(fn(payload))
+
+            return types.SimpleNamespace(remote=submit)
+
+        return wrap
+
+    def wait(self, refs: list[_Ref], num_returns: int) -> tuple[list[_Ref], list[_Ref]]:
+        return refs[-num_returns:], refs[:-num_returns]  # the last submitted first
+
+    def get(self, ref: _Ref) -> dict[str, object]:
+        if isinstance(ref.value, BaseException):
+            raise ref.value
+        return ref.value
+
+
+_QUIET = {"log_to_driver": False, "logging_level": logging.ERROR}
+
+
+@pytest.mark.parametrize(
+    ("env", "address", "init"),
+    [
+        (None, None, {"num_cpus": 3, "include_dashboard": False, **_QUIET}),
+        ("ray://head:10001", None, {"address": "ray://head:10001", **_QUIET}),
+        ("ray://head:10001", "10.0.0.1:6379", {"address": "10.0.0.1:6379", **_QUIET}),
+    ],
+)
+def test_the_ray_executor_starts_or_connects_and_shuts_down_what_it_started(
+    monkeypatch: pytest.MonkeyPatch, env: str | None, address: str | None, init: dict[str, object]
+) -> None:
+    fake = _FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    if env is None:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", env)
+    cases = load_sweep(FIXTURES / "failing.yaml")
+    result = sweep(cases, executor="ray", jobs=3, ray_address=address)
+    assert fake.calls == [
+        ("init", init),
+        ("remote", {"num_cpus": 1, "max_retries": 1}),
+        ("shutdown", {}),
+    ]
+    assert [r.case.id for r in result.results] == [0, 1, 2]
+    assert [bool(r.error) for r in result.results] == [False, True, False]
+
+
+def test_the_ray_executor_leaves_an_initialised_ray_as_it_found_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = _FakeRay(initialized=True, crash=2)
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    result = sweep(load_sweep(FIXTURES / "failing.yaml"), executor="ray")
+    assert fake.calls == [("remote", {"num_cpus": 1, "max_retries": 1})]
+    assert fake.initialized
+    # A task whose worker died (after Ray's one retry) fails its case only.
+    assert result.results[2].error == WORKER_DIED
+    assert not result.results[0].error
 
 
 def test_bad_executor_jobs_and_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
