@@ -765,15 +765,12 @@ def _run_ray(
         # A task whose worker dies is run once more, as the local pool does.
         task = ray.remote(num_cpus=1, max_retries=1)(run_case)
         refs = [(int(p["id"]), task.remote(p)) for p in payloads]  # type: ignore[call-overload]
-        pending = {ref: case for case, ref in refs}
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                case = pending.pop(ref)
-                try:
-                    out[case] = ray.get(ref)
-                except ray.exceptions.WorkerCrashedError:
-                    out[case] = {"error": WORKER_DIED}
+        # Collected in submission order: the results are keyed by case id anyway.
+        for case, ref in refs:
+            try:
+                out[case] = ray.get(ref)
+            except ray.exceptions.WorkerCrashedError:
+                out[case] = {"error": WORKER_DIED}
     finally:
         if started:
             ray.shutdown()

@@ -295,9 +295,6 @@ class _FakeRay(types.ModuleType):
 
         return wrap
 
-    def wait(self, refs: list[_Ref], num_returns: int) -> tuple[list[_Ref], list[_Ref]]:
-        return refs[-num_returns:], refs[:-num_returns]  # the last submitted first
-
     def get(self, ref: _Ref) -> dict[str, object]:
         if isinstance(ref.value, BaseException):
             raise ref.value
