@@ -750,15 +750,19 @@ def _run_ray(
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS") or None
         # Ray's own start-up notices are not the sweep's output: errors only.
-        if address:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-        else:
-            ray.init(
-                num_cpus=jobs,
-                include_dashboard=False,
-                log_to_driver=False,
-                logging_level=logging.ERROR,
-            )
+        try:
+            if address:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+            else:
+                ray.init(
+                    num_cpus=jobs,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level=logging.ERROR,
+                )
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError ...
+            where = f"connect to Ray at {address}" if address else "start a local Ray instance"
+            raise SweepError(f"cannot {where}: {type(exc).__name__}: {exc}") from None
         started = True
     out: dict[int, dict[str, object]] = {}
     try:

@@ -276,6 +276,8 @@ class _FakeRay(types.ModuleType):
 
     def init(self, **kwargs: object) -> None:
         self.calls.append(("init", kwargs))
+        if kwargs.get("address") == "nowhere:1":
+            raise ConnectionError("Could not find any running Ray instance.")
         self.initialized = True
 
     def shutdown(self) -> None:
@@ -343,6 +345,18 @@ def test_the_ray_executor_leaves_an_initialised_ray_as_it_found_it(
     # A task whose worker died (after Ray's one retry) fails its case only.
     assert result.results[2].error == WORKER_DIED
     assert not result.results[0].error
+
+
+def test_a_ray_cluster_that_cannot_be_reached_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay())
+    spec = str(FIXTURES / "failing.yaml")
+    assert main(["sweep", spec, "--executor", "ray", "--ray-address", "nowhere:1"]) == 2
+    assert capsys.readouterr().err == (
+        "error: cannot connect to Ray at nowhere:1: "
+        "ConnectionError: Could not find any running Ray instance.\n"
+    )
 
 
 def test_bad_executor_jobs_and_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
