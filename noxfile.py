@@ -71,14 +71,21 @@ LOCAL = [
     "./examples/capacityscheduling",
 ]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
+#: The Pythons Ray publishes wheels for (cp311 to cp313, ``pip index versions ray``): the
+#: fast test session installs the ``ray`` extra there, for the sweep tests on a local Ray
+#: instance (which fail in CI without it).
+RAY_PYTHONS = ("3.11", "3.12", "3.13")
 # Pinned: a new release of either adds rules or checks, which must be a deliberate upgrade.
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 
 
-def install_project(session: nox.Session, *extra: str) -> None:
+def install_project(session: nox.Session, *extra: str, ray: bool = False) -> None:
     # Entry points exist only for installed distributions, so every session installs both.
-    session.install(*LOCAL, *extra)
+    local = list(LOCAL)
+    if ray and session.python in RAY_PYTHONS:
+        local[1] = ".[testing,kubernetes,metrics,ray]"
+    session.install(*local, *extra)
 
 
 @nox.session(python=PYTHON)
@@ -128,7 +135,7 @@ def ensure_chromium(session: nox.Session) -> None:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """The fast session: every test but the Hypothesis properties (HYPOTHESIS_PROFILE, ci by default)."""
-    install_project(session, *TEST_DEPS)
+    install_project(session, *TEST_DEPS, ray=True)
     ensure_chromium(session)
     session.env["HYPOTHESIS_PROFILE"] = os.environ.get("HYPOTHESIS_PROFILE", "ci")
     session.run("pytest", "-m", "not property", *session.posargs)

@@ -237,5 +237,6 @@ def test_the_cli_guides_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
         "plugins",
         "scenario",
         "simulate",
+        "sweep",
         "whatif",
     ]

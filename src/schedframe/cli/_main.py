@@ -825,6 +825,13 @@ def _add_capacity_commands() -> None:
 _add_capacity_commands()
 
 
+def _add_sweep_command() -> None:
+    import schedframe.cli._sweep  # noqa: F401  (registers `schedframe sweep` on import)
+
+
+_add_sweep_command()
+
+
 # --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------
