@@ -44,6 +44,14 @@ def _suffix(pod: Pod, claim_name: str) -> str:
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
 
 
+def generated_name(prefix: str, seed: str) -> str:
+    """``prefix`` and five characters derived from ``seed`` (an apiserver ``generateName``
+    made reproducible), the prefix cut to 58 characters as upstream's
+    ``SimpleNameGenerator``."""
+    digest = hashlib.sha256(f"{prefix}/{seed}".encode()).digest()
+    return prefix[:58] + "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
+
+
 def claim_name_for(pod: Pod, claim_name: str) -> str:
     """The name of the claim made for ``pod``'s claim ``claim_name`` from its template."""
     prefix = f"{pod.name}-{claim_name}"

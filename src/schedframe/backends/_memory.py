@@ -39,6 +39,7 @@ from schedframe.objects import (
     Pod,
     PodCondition,
     PodDisruptionBudget,
+    PodExtendedResourceClaimStatus,
     PriorityClass,
     ReplicaSet,
     ReplicationController,
@@ -486,6 +487,77 @@ class MemoryBackend:
         self._drain()
         assert isinstance(result, ResourceClaim)
         return result
+
+    def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Create ``claim`` (DynamicResources' claim for a pod's DRA-backed extended
+        resources), naming it from ``metadata.generateName`` when it has no name: five
+        characters of apimachinery's alphabet, derived from the prefix and the owner's uid
+        (not random, so that runs are reproducible).
+
+        Raises:
+            BackendError: 409 ``AlreadyExists``.
+        """
+        with self._lock:
+            self._check_failure("create")
+            if not claim.metadata.name:
+                claim = evolve(claim, metadata=evolve(claim.metadata, name=self._generate(claim)))
+            stored = self._create("ResourceClaim", claim, self._now())
+        self._drain()
+        assert isinstance(stored, ResourceClaim)
+        return stored
+
+    def _generate(self, claim: ResourceClaim) -> str:
+        meta = claim.metadata
+        owner = meta.controller_ref
+        namespace = meta.namespace or "default"
+        for attempt in range(1000):
+            name = _claims.generated_name(
+                meta.generate_name, f"{owner.uid if owner else ''}/{attempt}"
+            )
+            if (namespace, name) not in self._store["ResourceClaim"]:
+                return name
+        raise BackendError(
+            f"cannot generate a unique name for prefix {meta.generate_name!r}",
+            reason="AlreadyExists",
+            code=409,
+        )
+
+    def delete_resource_claim(self, claim: ResourceClaim) -> None:
+        """Delete ``claim`` (with its uid as a precondition when it has one).
+
+        Raises:
+            BackendError: 404 ``NotFound``; 409 ``Conflict`` when the uid differs.
+        """
+        with self._lock:
+            self._check_failure("delete")
+            key = _key("ResourceClaim", claim)
+            stored = self._store["ResourceClaim"].get(key)
+            if stored is None:
+                raise _not_found("ResourceClaim", key[1])
+            if claim.metadata.uid and claim.metadata.uid != stored.metadata.uid:
+                raise _uid_precondition_failed(
+                    "ResourceClaim", key, claim.metadata.uid, stored.metadata.uid
+                )
+            self._delete("ResourceClaim", key, None)
+        self._drain()
+
+    def patch_pod_extended_resource_claim_status(
+        self, pod: Pod, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """PATCH ``pods/{name}/status``: set ``extendedResourceClaimStatus``.
+
+        Raises:
+            BackendError: 404 ``NotFound``.
+        """
+        with self._lock:
+            self._check_failure("patch_pod_status")
+            key = _key("Pod", pod)
+            stored = self._get_pod(key)
+            if stored.status.extended_resource_claim_status != status:
+                self._write(
+                    "Pod", key, stored, stored, status={"extended_resource_claim_status": status}
+                )
+        self._drain()
 
     def update_custom_object_status(
         self, obj: CustomObject, status: Mapping[str, object]

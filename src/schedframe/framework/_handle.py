@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         Pod,
         PodCondition,
         PodDisruptionBudget,
+        PodExtendedResourceClaimStatus,
         ReplicaSet,
         ReplicationController,
         ResourceClaim,
@@ -304,6 +305,22 @@ class SharedDRAManager(Protocol):
 
     def update_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
         """Write a claim's status to the cluster; the stored claim back."""
+        ...
+
+    def create_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Create a claim in the cluster (named from ``generateName`` when it has no name);
+        the stored claim back (DRA-backed extended resources)."""
+        ...
+
+    def delete_claim(self, claim: ResourceClaim) -> None:
+        """Delete a claim from the cluster (DRA-backed extended resources)."""
+        ...
+
+    def patch_pod_extended_resource_claim_status(
+        self, pod: Pod, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """Set a pod's ``status.extendedResourceClaimStatus`` (DRA-backed extended
+        resources)."""
         ...
 
 

@@ -16,7 +16,12 @@ from schedframe.errors import DUPLICATE, FieldIssue
 from schedframe.objects import _codec as c
 from schedframe.objects import _fields
 from schedframe.objects._meta import NodeSelector, ObjectMeta
-from schedframe.objects._pod import PodResourceClaim, PodStatus
+from schedframe.objects._pod import (
+    ContainerExtendedResourceRequest,
+    PodExtendedResourceClaimStatus,
+    PodResourceClaim,
+    PodStatus,
+)
 from schedframe.objects._quantity import Quantity, parse_quantity
 from schedframe.objects._resource import (
     ALLOCATION_MODES,
@@ -94,6 +99,45 @@ def pod_claim_statuses(
         (r.text(d, "name", p), r.opt_text(d, "resourceClaimName", p))
         for d, p in r.items(status, "resourceClaimStatuses", path)
     )
+
+
+def pod_extended_resource_claim_status(
+    r: c._Reader, status: c._Dict, path: str
+) -> PodExtendedResourceClaimStatus | None:
+    """``status.extendedResourceClaimStatus`` (DRAExtendedResource)."""
+    d = r.map_(status, "extendedResourceClaimStatus", path)
+    if d is None:
+        return None
+    p = c._join(path, "extendedResourceClaimStatus")
+    return PodExtendedResourceClaimStatus(
+        resource_claim_name=r.text(d, "resourceClaimName", p),
+        request_mappings=tuple(
+            ContainerExtendedResourceRequest(
+                container_name=r.text(m, "containerName", mp),
+                resource_name=r.text(m, "resourceName", mp),
+                request_name=r.text(m, "requestName", mp),
+            )
+            for m, mp in r.items(d, "requestMappings", p)
+        ),
+    )
+
+
+def extended_resource_claim_status_out(status: PodStatus) -> dict[str, object] | None:
+    """The encoding of :func:`pod_extended_resource_claim_status`."""
+    ext = status.extended_resource_claim_status
+    if ext is None:
+        return None
+    return {
+        "requestMappings": [
+            {
+                "containerName": m.container_name,
+                "resourceName": m.resource_name,
+                "requestName": m.request_name,
+            }
+            for m in ext.request_mappings
+        ],
+        "resourceClaimName": ext.resource_claim_name,
+    }
 
 
 def pod_resource_claims_out(claims: tuple[PodResourceClaim, ...]) -> list[dict[str, object]]:

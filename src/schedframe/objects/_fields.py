@@ -145,7 +145,6 @@ POD_STATUS: Final = (
     "ephemeralContainerStatuses",
     "resize",
     "resourceClaimStatuses",
-    "extendedResourceClaimStatus",
     "allocatedResources",
     "resources",
     "nodeAllocatableResourceClaimStatuses",
