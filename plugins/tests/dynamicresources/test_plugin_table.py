@@ -535,34 +535,3 @@ def test_claim_change_hints() -> None:
     waiting = pod(template=True, in_status=False)
     assert pod_hint(waiting, waiting, pod(template=True)) is q
     assert pod_hint(waiting, None, Pod(metadata=ObjectMeta(name="x", uid="x"))) is skip
-
-
-@pytest.mark.parametrize(
-    ("resource", "cls"),
-    [("example.com/gpu", CLASS), (f"deviceclass.resource.kubernetes.io/{CLASS}", CLASS)],
-)
-def test_dra_backed_extended_resource_is_refused_loudly(resource: str, cls: str) -> None:
-    from schedframe.objects import Container
-
-    gates = FeatureGates(emulated_version="1.36")
-    dc = attrs.evolve(CLASS_OBJ, extended_resource_name="example.com/gpu")
-    handle = Framework(cluster=ClusterView(dra=[dc]), features=gates)
-    pl = DynamicResources(DynamicResourcesArgs(), handle)
-    p = Pod(
-        metadata=ObjectMeta(name="x", namespace=NS, uid="x"),
-        spec=PodSpec(containers=(Container(name="c", requests={resource: 1}),)),
-    )
-    status = pl.pre_filter(fw.CycleState(), p, [])
-    assert not isinstance(status, fw.PreFilterResult)
-    assert _status(status) == (
-        UU,
-        f"extended resource {resource} is provided by DeviceClass {cls} (DRAExtendedResource), "
-        "which schedframe does not model",
-    )
-    # With the gate off the resource is an ordinary extended resource: nothing to do here.
-    off = FeatureGates(emulated_version="1.34")
-    pl_off = DynamicResources(
-        DynamicResourcesArgs(), Framework(cluster=ClusterView(dra=[dc]), features=off)
-    )
-    skipped = pl_off.pre_filter(fw.CycleState(), p, [])
-    assert isinstance(skipped, fw.Status) and skipped.code is fw.Code.SKIP

@@ -14,7 +14,9 @@ written:
   template is created.
 * when a pod finishes or is deleted, it is removed from ``status.reservedFor`` of its claims;
   a claim no pod reserves any more is deallocated; claims the pod owns are deleted (the
-  garbage collector's part).
+  garbage collector's part). This covers the claim DynamicResources creates for a pod's
+  DRA-backed extended resources, which the pod's ``status.extendedResourceClaimStatus``
+  names.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def claim_name_for(pod: Pod, claim_name: str) -> str:
     if len(prefix) > 57:
         prefix = prefix[:28] + prefix[-29:]
     return f"{prefix}-{_suffix(pod, claim_name)}"
+
+
+def has_claims(pod: Pod) -> bool:
+    """Whether ``pod`` uses ResourceClaims: its own, or the one DynamicResources made for its
+    DRA-backed extended resources (``status.extendedResourceClaimStatus``)."""
+    return bool(pod.spec.resource_claims) or pod.status.extended_resource_claim_status is not None
 
 
 def sync_pod(backend: MemoryBackend, pod: Pod) -> None:

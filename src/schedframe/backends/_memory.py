@@ -934,7 +934,7 @@ class MemoryBackend:
             WatchEvent(type=event_type, obj=stamped, old=old, resource_version=self._rv)
         )
         # The resourceclaim controller reacts to pods and claim templates.
-        if isinstance(stamped, Pod) and stamped.spec.resource_claims:
+        if isinstance(stamped, Pod) and _claims.has_claims(stamped):
             _claims.sync_pod(self, stamped)
         elif isinstance(stamped, ResourceClaimTemplate):
             _claims.sync_template(self, stamped)
@@ -1070,7 +1070,7 @@ class MemoryBackend:
         self._pending.append(
             WatchEvent(type="DELETED", obj=last, old=stored, resource_version=self._rv)
         )
-        if isinstance(stored, Pod) and stored.spec.resource_claims:
+        if isinstance(stored, Pod) and _claims.has_claims(stored):
             _claims.release_pod(self, stored, delete_owned=True)
         return last
 
