@@ -253,8 +253,9 @@ class SharedDRAManager(Protocol):
     """DRA objects and in-flight allocations (upstream ``SharedDRAManager``).
 
     DynamicResources reads DeviceClasses, ResourceSlices and ResourceClaims through it, records
-    Reserve's allocations as in flight (their devices count as in use until PreBind wrote them)
-    and writes claim statuses. Provisional.
+    Reserve's allocations as in flight (their devices count as in use until PreBind wrote them),
+    writes claim statuses, and creates and deletes the claims of DRA-backed extended resources
+    (recording them in the pod's ``status.extendedResourceClaimStatus``). Provisional.
 
     .. versionadded:: 0.2
     """
