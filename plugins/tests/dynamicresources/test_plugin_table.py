@@ -535,3 +535,27 @@ def test_claim_change_hints() -> None:
     waiting = pod(template=True, in_status=False)
     assert pod_hint(waiting, waiting, pod(template=True)) is q
     assert pod_hint(waiting, None, Pod(metadata=ObjectMeta(name="x", uid="x"))) is skip
+
+
+def test_postfilter_deallocation_clears_the_device_statuses() -> None:
+    # Upstream's PostFilter clears status.devices with the allocation (its
+    # "bound-claim-with-failed-binding" case expects AllocatedDeviceStatuses(nil)).
+    from schedframe.objects import AllocatedDeviceStatus
+
+    wrong = attrs.evolve(
+        ALLOCATED,
+        allocation=AllocationResult(node_selector=label_selector("no-such-label", "x")),
+        devices=(AllocatedDeviceStatus(driver=DRIVER, pool=NODE, device="instance-1"),),
+    )
+    gates = FeatureGates(emulated_version="1.36")
+    handle = Framework(cluster=ClusterView(dra=[wrong, CLASS_OBJ]), features=gates)
+    pl = DynamicResources(DynamicResourcesArgs(), handle)
+    state = fw.CycleState()
+    assert pl.pre_filter(state, POD_WITH_CLAIM, []) is None
+    assert _status(pl.filter(state, POD_WITH_CLAIM, fw.NodeInfo(node(NODE)))) == (
+        UU,
+        "resourceclaim not available on the node",
+    )
+    _, post = pl.post_filter(state, POD_WITH_CLAIM, fw.NodeToStatus())
+    assert _status(post) == (U, "deallocation of ResourceClaim completed")
+    assert handle.shared_dra_manager().resource_claim(NS, CLAIM) == PENDING

@@ -353,12 +353,14 @@ class DynamicResources(
         or a new one in memory) when it requests a resource a DeviceClass provides."""
         if not self._extended_resources:
             return None
-        mapping = device_class_mapping(self._dra.device_classes())
         requests = {
             name: amount
             for name, amount in pod.requests.items()
             if is_dra_extended_resource_name(name)
         }
+        if not any(requests.values()):
+            return None
+        mapping = device_class_mapping(self._dra.device_classes())
         if not any(amount != 0 and name in mapping for name, amount in requests.items()):
             return None
         for claim in self._dra.resource_claims():
@@ -513,7 +515,7 @@ class DynamicResources(
                 continue
             reserved = claim.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
-                cleared = attrs.evolve(claim, allocation=None, reserved_for=())
+                cleared = attrs.evolve(claim, allocation=None, reserved_for=(), devices=())
                 try:
                     self._dra.update_claim_status(cleared)
                 except BackendError as exc:

@@ -98,8 +98,11 @@ def dra_score_state(
 ) -> DRAScoreState | None:
     """Upstream ``getDRAPreScoredParams``: the DRA data for scoring, or ``None`` when none of
     ``resource_names`` is provided by a DeviceClass (nothing to look at then)."""
+    names = [n for n in resource_names if is_dra_extended_resource_name(n)]
+    if not names:
+        return None  # cpu and memory (the defaults): no class can provide them
     mapping = device_class_mapping(dra.device_classes())
-    if not any(is_dra_extended_resource_name(n) and n in mapping for n in resource_names):
+    if not any(n in mapping for n in names):
         return None
     return DRAScoreState(
         mapping=mapping,
