@@ -7,6 +7,20 @@ claim ``my-pod-my-resource`` with request ``req-1`` of class ``my-resource-class
 expected status of each extension point, and the claim as stored afterwards. Each case runs
 PreEnqueue, PreFilter, Filter on every node, then PostFilter when no node passed, or Reserve,
 PreBind (and Unreserve where the case says so) on the first node that passed.
+
+The ``extended-resource*`` cases are in ``test_extended_resources.py``. Not ported, because
+schedframe does not model what they test: ``canceled``, ``timeout``, ``timeout_disabled`` and
+``timeout_zero`` (the Filter timeout, DRASchedulerFilterTimeout); the binding-condition cases
+``bound-claim-with-succeeded-binding-conditions``, ``bound-claim-with-failed-binding``,
+``bound-claim-with-timed-out-binding``, ``prebind-fail-with-binding-timeout``,
+``bound-claim-with-mixed-binding-conditions``, ``bound-claim-without-binding-conditions``,
+``multi-claims-binding-conditions-all-success`` and ``multi-claims-binding-conditions-one-fail``
+(DRADeviceBindingConditions with DRAResourceClaimDeviceStatus: device conditions in
+``status.devices``, PreBind waiting for them); the scoring cases
+``single-claim-prioritized-list-scoring``, ``multiple-claims-prioritized-list-scoring`` and
+``multiple-requests-prioritized-list-scoring`` (newer upstream scores nodes by the chosen
+subrequests; schedframe's DynamicResources does not score). The claims' finalizer
+(``resource.kubernetes.io/delete-protection``) that some cases expect is not modelled.
 """
 
 from __future__ import annotations
