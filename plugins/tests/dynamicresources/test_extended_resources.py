@@ -446,3 +446,49 @@ def test_gate_off_leaves_extended_resources_to_node_resources_fit() -> None:
     pl = DynamicResources(DynamicResourcesArgs(), handle)
     status = pl.pre_filter(fw.CycleState(), POD_GPU, [])
     assert isinstance(status, fw.Status) and status.code is fw.Code.SKIP
+
+
+class _RemoteWriter:
+    """A backend whose writes reach the store only through its watch (none here)."""
+
+    def __init__(self) -> None:
+        self.created: list[ResourceClaim] = []
+
+    def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        meta = attrs.evolve(claim.metadata, name=PREFIX + "abcde", uid="uid-remote")
+        created = attrs.evolve(claim, metadata=meta)
+        self.created.append(created)
+        return created
+
+    def delete_resource_claim(self, claim: ResourceClaim) -> None:
+        raise AssertionError("not deleted in this test")
+
+    def patch_pod_extended_resource_claim_status(
+        self, pod: Pod, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        return None
+
+
+def test_created_claim_is_known_before_the_watch_reports_it() -> None:
+    # Upstream's PreBind waits until its informer has the claim; here the store takes the
+    # created claim at once, so a retry of the pod finds it instead of making another.
+    gates = FeatureGates(emulated_version="1.36")
+    handle = Framework(cluster=ClusterView(dra=[GPU_CLASS, WORKER_SLICE]), features=gates)
+    pl = DynamicResources(DynamicResourcesArgs(), handle)
+    dra = handle.shared_dra_manager()
+    assert isinstance(dra, DRAStore)
+    writer = _RemoteWriter()
+    dra.claim_writer = writer
+    dra.writer = lambda claim: claim  # the status write, acknowledged
+    state = fw.CycleState()
+    assert pl.pre_filter(state, POD_GPU, []) is None
+    assert pl.filter(state, POD_GPU, fw.NodeInfo(node())) is None
+    assert pl.reserve(state, POD_GPU, NODE) is None
+    assert pl.pre_bind(state, POD_GPU, NODE) is None
+    assert [c.name for c in _extended_claims(dra)] == [PREFIX + "abcde"]
+    retry = fw.CycleState()
+    assert pl.pre_filter(retry, POD_GPU, []) is None
+    assert _status(pl.filter(retry, POD_GPU, fw.NodeInfo(node()))) == (
+        UU,
+        "cannot schedule extended resource claim",
+    )

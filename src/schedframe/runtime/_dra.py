@@ -222,7 +222,11 @@ class DRAStore:
             BackendError: when the backend refuses the write.
         """
         if self.claim_writer is not None:
-            return self.claim_writer.create_resource_claim(claim)
+            created = self.claim_writer.create_resource_claim(claim)
+            # Known at once, as upstream's PreBind waits until its informer has it: a later
+            # cycle of the pod must find it rather than make another.
+            self.set(created)
+            return created
         meta = claim.metadata
         if not meta.name:
             namespace = meta.namespace or "default"
