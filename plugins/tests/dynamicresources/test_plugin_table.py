@@ -573,3 +573,37 @@ def test_postfilter_deallocation_clears_the_device_statuses() -> None:
     _, post = pl.post_filter(state, POD_WITH_CLAIM, fw.NodeToStatus())
     assert _status(post) == (U, "deallocation of ResourceClaim completed")
     assert handle.shared_dra_manager().resource_claim(NS, CLAIM) == PENDING
+
+
+@pytest.mark.parametrize(
+    ("version", "refused"), [("1.36", True), ("1.35", False)], ids=["gate on", "gate off"]
+)
+def test_claim_with_binding_conditions_is_refused_loudly_while_the_gate_is_on(
+    version: str, refused: bool
+) -> None:
+    # Upstream waits in PreBind for the devices' binding conditions (and Filter rejects a
+    # failed or timed-out binding); schedframe does not model that, so it says so instead of
+    # binding at once. With the gate off upstream ignores them, and so does schedframe.
+    results = tuple(
+        attrs.evolve(r, binding_conditions=("attached",), binding_failure_conditions=("failed",))
+        for r in allocation().devices.results
+    )
+    bound = attrs.evolve(
+        ALLOCATED,
+        allocation=attrs.evolve(
+            allocation(), devices=attrs.evolve(allocation().devices, results=results)
+        ),
+    )
+    gates = FeatureGates(emulated_version=version)
+    handle = Framework(cluster=ClusterView(dra=[bound, CLASS_OBJ]), features=gates)
+    pl = DynamicResources(DynamicResourcesArgs(), handle)
+    status = pl.pre_filter(fw.CycleState(), POD_WITH_CLAIM, [])
+    assert not isinstance(status, fw.PreFilterResult)
+    if refused:
+        assert _status(status) == (
+            UU,
+            f"resource claim {NS}/{CLAIM} is allocated to devices with binding conditions "
+            "(DRADeviceBindingConditions), which schedframe does not model",
+        )
+    else:
+        assert status is None

@@ -30,8 +30,11 @@ of the class) and allocates it with the pod's claims; PreBind creates it (``gene
 pod's ``status.extendedResourceClaimStatus``; PostFilter and Unreserve delete a created one.
 
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
-``statusUnschedulable``. Not modelled: device binding conditions, consumable capacity, the
-claim finalizer (``resource.kubernetes.io/delete-protection``), the Filter timeout.
+``statusUnschedulable``. Not modelled: device binding conditions (with DRADeviceBindingConditions
+and DRAResourceClaimDeviceStatus on, a pod whose allocated claim carries binding conditions is
+refused in PreFilter, saying so, rather than bound without waiting for them), consumable
+capacity, the claim finalizer (``resource.kubernetes.io/delete-protection``), the Filter
+timeout.
 """
 
 from __future__ import annotations
@@ -214,6 +217,9 @@ class DynamicResources(
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
         self._extended_resources = gates.enabled("DRAExtendedResource")
+        self._binding_conditions = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
+            "DRAResourceClaimDeviceStatus"
+        )
         self._cel = CELCache()
 
     @property
@@ -303,6 +309,16 @@ class DynamicResources(
                 return fw.Status(unresolvable, "resourceclaim in use")
             s.allocations.append(None)
             if allocation is not None:
+                if self._binding_conditions and any(
+                    r.binding_conditions or r.binding_failure_conditions
+                    for r in allocation.devices.results
+                ):
+                    return fw.Status(
+                        unresolvable,
+                        f"resource claim {_klog(claim.namespace, claim.name)} is allocated to "
+                        "devices with binding conditions (DRADeviceBindingConditions), which "
+                        "schedframe does not model",
+                    )
                 s.available_on.append(allocation.node_selector)
                 continue
             s.available_on.append(None)
