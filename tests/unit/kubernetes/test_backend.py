@@ -784,3 +784,39 @@ def test_extended_resource_claims_created_deleted_and_recorded(
     with pytest.raises(BackendError) as info:
         backend.delete_resource_claim(created)
     assert info.value.code == 404
+
+
+def test_claim_status_write_keeps_the_device_statuses(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    # UpdateStatus replaces the whole status: what drivers reported in status.devices must
+    # go back as read, or the write would wipe it.
+    from schedframe.objects import ResourceClaim, ResourceClaimConsumerReference
+
+    devices = [
+        {
+            "driver": "d",
+            "pool": "p",
+            "device": "x",
+            "conditions": [{"type": "ready", "status": "True", "reason": "R", "message": ""}],
+            "data": {"k": "v"},
+        }
+    ]
+    fake.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "g"}}]}},
+            "status": {"devices": devices},
+        }
+    )
+    backend = started(make_backend)
+    wait_until(lambda: len(backend.list("ResourceClaim")) == 1)
+    (claim,) = backend.list("ResourceClaim")
+    assert isinstance(claim, ResourceClaim)
+    ref = ResourceClaimConsumerReference(resource="pods", name="p", uid="u")
+    backend.update_resource_claim_status(attrs.evolve(claim, reserved_for=(ref,)))
+    stored = fake.get("ResourceClaim", "c", "default")
+    assert stored is not None
+    assert stored["status"]["devices"] == devices
