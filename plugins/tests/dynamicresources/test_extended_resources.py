@@ -346,7 +346,9 @@ def _named_as(want: ResourceClaim, got: ResourceClaim) -> ResourceClaim:
 @pytest.mark.parametrize("name", list(CASES))
 def test_extended_resources(name: str) -> None:
     case = CASES[name]
-    gates = FeatureGates(emulated_version="1.36", overrides={"DRAExtendedResource": True})
+    # Upstream's cases run with DRADeviceBindingConditions off (no allocationTimestamp).
+    overrides = {"DRAExtendedResource": True, "DRADeviceBindingConditions": False}
+    gates = FeatureGates(emulated_version="1.36", overrides=overrides)
     cluster = ClusterView(dra=[*case.claims, *case.classes, *case.slices])
     handle = Framework(cluster=cluster, features=gates)
     pl = DynamicResources(DynamicResourcesArgs(), handle)

@@ -8,15 +8,10 @@ expected status of each extension point, and the claim as stored afterwards. Eac
 PreEnqueue, PreFilter, Filter on every node, then PostFilter when no node passed, or Reserve,
 PreBind (and Unreserve where the case says so) on the first node that passed.
 
-The ``extended-resource*`` cases are in ``test_extended_resources.py``. Not ported, because
+The ``extended-resource*`` cases are in ``test_extended_resources.py``, the binding-condition
+cases in ``test_binding_conditions.py``. Not ported, because
 schedframe does not model what they test: ``canceled``, ``timeout``, ``timeout_disabled`` and
-``timeout_zero`` (the Filter timeout, DRASchedulerFilterTimeout); the binding-condition cases
-``bound-claim-with-succeeded-binding-conditions``, ``bound-claim-with-failed-binding``,
-``bound-claim-with-timed-out-binding``, ``prebind-fail-with-binding-timeout``,
-``bound-claim-with-mixed-binding-conditions``, ``bound-claim-without-binding-conditions``,
-``multi-claims-binding-conditions-all-success`` and ``multi-claims-binding-conditions-one-fail``
-(DRADeviceBindingConditions with DRAResourceClaimDeviceStatus: device conditions in
-``status.devices``, PreBind waiting for them); the scoring cases
+``timeout_zero`` (the Filter timeout, DRASchedulerFilterTimeout); the scoring cases
 ``single-claim-prioritized-list-scoring``, ``multiple-claims-prioritized-list-scoring`` and
 ``multiple-requests-prioritized-list-scoring`` (newer upstream scores nodes by the chosen
 subrequests; schedframe's DynamicResources does not score). The claims' finalizer
@@ -448,7 +443,10 @@ def _status(s: fw.Status | None) -> tuple[fw.Code, str] | None:
 @pytest.mark.parametrize("name", list(CASES))
 def test_plugin_table(name: str) -> None:
     case = CASES[name]
-    gates = FeatureGates(emulated_version=case.version, overrides=case.gates)
+    # Upstream's cases run with DRADeviceBindingConditions off unless they say otherwise
+    # (test_binding_conditions.py has those that turn it on).
+    overrides = {"DRADeviceBindingConditions": False, **case.gates}
+    gates = FeatureGates(emulated_version=case.version, overrides=overrides)
     cluster = ClusterView(dra=[*case.claims, *case.classes, *case.slices])
     handle = Framework(cluster=cluster, features=gates)
     pl = DynamicResources(DynamicResourcesArgs(), handle)
@@ -573,37 +571,3 @@ def test_postfilter_deallocation_clears_the_device_statuses() -> None:
     _, post = pl.post_filter(state, POD_WITH_CLAIM, fw.NodeToStatus())
     assert _status(post) == (U, "deallocation of ResourceClaim completed")
     assert handle.shared_dra_manager().resource_claim(NS, CLAIM) == PENDING
-
-
-@pytest.mark.parametrize(
-    ("version", "refused"), [("1.36", True), ("1.35", False)], ids=["gate on", "gate off"]
-)
-def test_claim_with_binding_conditions_is_refused_loudly_while_the_gate_is_on(
-    version: str, refused: bool
-) -> None:
-    # Upstream waits in PreBind for the devices' binding conditions (and Filter rejects a
-    # failed or timed-out binding); schedframe does not model that, so it says so instead of
-    # binding at once. With the gate off upstream ignores them, and so does schedframe.
-    results = tuple(
-        attrs.evolve(r, binding_conditions=("attached",), binding_failure_conditions=("failed",))
-        for r in allocation().devices.results
-    )
-    bound = attrs.evolve(
-        ALLOCATED,
-        allocation=attrs.evolve(
-            allocation(), devices=attrs.evolve(allocation().devices, results=results)
-        ),
-    )
-    gates = FeatureGates(emulated_version=version)
-    handle = Framework(cluster=ClusterView(dra=[bound, CLASS_OBJ]), features=gates)
-    pl = DynamicResources(DynamicResourcesArgs(), handle)
-    status = pl.pre_filter(fw.CycleState(), POD_WITH_CLAIM, [])
-    assert not isinstance(status, fw.PreFilterResult)
-    if refused:
-        assert _status(status) == (
-            UU,
-            f"resource claim {NS}/{CLAIM} is allocated to devices with binding conditions "
-            "(DRADeviceBindingConditions), which schedframe does not model",
-        )
-    else:
-        assert status is None

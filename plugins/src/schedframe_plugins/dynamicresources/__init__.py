@@ -29,17 +29,24 @@ of the class) and allocates it with the pod's claims; PreBind creates it (``gene
 ``<pod>-extended-resources-``), writes its allocation and reservation and records it in the
 pod's ``status.extendedResourceClaimStatus``; PostFilter and Unreserve delete a created one.
 
+With DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, an allocated claim whose
+devices have binding conditions is unavailable on every node (Filter) once a binding failure
+condition is true in ``status.devices`` or the conditions are not all true ``bindingTimeout``
+after ``allocationTimestamp``; PreBind stamps ``allocationTimestamp`` on the claims it writes,
+and passes when every binding condition is true, fails with upstream's texts for a failed or
+timed-out binding, and otherwise fails saying that waiting for the conditions (upstream polls
+until the timeout) is not modelled. The allocator never picks devices with binding
+conditions.
+
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
-``statusUnschedulable``. Not modelled: device binding conditions (with DRADeviceBindingConditions
-and DRAResourceClaimDeviceStatus on, a pod whose allocated claim carries binding conditions is
-refused in PreFilter, saying so, rather than bound without waiting for them), consumable
-capacity, the claim finalizer (``resource.kubernetes.io/delete-protection``), the Filter
-timeout.
+``statusUnschedulable``. Not modelled: consumable capacity, the claim finalizer
+(``resource.kubernetes.io/delete-protection``), the Filter timeout.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import threading
 from collections.abc import Sequence
 from typing import ClassVar, Final
@@ -309,16 +316,6 @@ class DynamicResources(
                 return fw.Status(unresolvable, "resourceclaim in use")
             s.allocations.append(None)
             if allocation is not None:
-                if self._binding_conditions and any(
-                    r.binding_conditions or r.binding_failure_conditions
-                    for r in allocation.devices.results
-                ):
-                    return fw.Status(
-                        unresolvable,
-                        f"resource claim {_klog(claim.namespace, claim.name)} is allocated to "
-                        "devices with binding conditions (DRADeviceBindingConditions), which "
-                        "schedframe does not model",
-                    )
                 s.available_on.append(allocation.node_selector)
                 continue
             s.available_on.append(None)
@@ -470,7 +467,8 @@ class DynamicResources(
         unavailable = [
             i
             for i, selector in enumerate(s.available_on)
-            if selector is not None and not selector.matches(node.name, node.labels)
+            if (selector is not None and not selector.matches(node.name, node.labels))
+            or self._binding_unavailable(s.claims[i])
         ]
         allocations: list[AllocationResult] | None = None
         if s.extended is not None:
@@ -500,6 +498,28 @@ class DynamicResources(
             with s.lock:
                 s.node_allocations[node.name] = allocations
         return None
+
+    def _binding_unavailable(self, claim: ResourceClaim) -> bool:
+        """Whether an allocated claim's binding failed or timed out (upstream Filter: the
+        claim is then unavailable, for PostFilter to deallocate)."""
+        if not self._binding_conditions or claim.allocation is None:
+            return False
+        try:
+            ready = _ready_for_binding(claim)
+        except _NotSchedulable:
+            return True
+        return not ready and self._binding_timed_out(claim)
+
+    def _binding_timed_out(self, claim: ResourceClaim) -> bool:
+        """Upstream ``isClaimTimeout``: ``bindingTimeout`` has passed since the allocation of a
+        claim whose devices have binding conditions."""
+        allocation = claim.allocation
+        if allocation is None or allocation.allocation_timestamp is None:
+            return False
+        if not any(r.binding_conditions for r in allocation.devices.results):
+            return False
+        deadline = allocation.allocation_timestamp + self._args.binding_timeout
+        return deadline.timestamp() < self._handle.clock.now()
 
     @staticmethod
     def _claims_for_node(s: _State, node_claim: ResourceClaim | None) -> list[ResourceClaim]:
@@ -663,6 +683,33 @@ class DynamicResources(
             finally:
                 if allocation is not None:
                     self._dra.remove_claim_pending_allocation(claim.metadata.uid)
+        if not self._binding_conditions or not any(
+            c.allocation is not None
+            and any(r.binding_conditions for r in c.allocation.devices.results)
+            for c in s.claims
+        ):
+            return None
+        return self._check_binding_conditions(s)
+
+    def _check_binding_conditions(self, s: _State) -> fw.Status | None:
+        """Upstream's wait in PreBind, at its first poll: every claim ready passes; a failed or
+        timed-out binding fails with upstream's texts. Waiting longer is not modelled."""
+        for index, claim in enumerate(s.claims):
+            current = self._dra.resource_claim(claim.namespace, claim.name) or claim
+            s.claims[index] = current
+            try:
+                ready = _ready_for_binding(current)
+            except _NotSchedulable as exc:
+                return fw.Status(fw.Code.ERROR, str(exc))
+            if ready:
+                continue
+            if self._binding_timed_out(current):
+                return fw.Status(fw.Code.ERROR, f"claim {current.name} binding timeout")
+            return fw.Status(
+                fw.Code.ERROR,
+                f"claim {current.name}: waiting for device binding conditions "
+                "(DRADeviceBindingConditions) is not modelled by schedframe",
+            )
         return None
 
     def _bind_extended_claim(
@@ -715,6 +762,15 @@ class DynamicResources(
             current = attrs.evolve(current, allocation=allocation)
         ref = ResourceClaimConsumerReference(resource="pods", name=pod.name, uid=pod.uid)
         updated = attrs.evolve(current, reserved_for=(*current.reserved_for, ref))
+        if (
+            self._binding_conditions
+            and updated.allocation is not None
+            and updated.allocation.allocation_timestamp is None
+        ):
+            now = datetime.datetime.fromtimestamp(int(self._handle.clock.now()), tz=datetime.UTC)
+            updated = attrs.evolve(
+                updated, allocation=attrs.evolve(updated.allocation, allocation_timestamp=now)
+            )
         try:
             written = self._dra.update_claim_status(updated)
         except BackendError as exc:
@@ -866,3 +922,41 @@ def _request_mappings(
                     )
                 )
     return tuple(mappings)
+
+
+def _ready_for_binding(claim: ResourceClaim) -> bool:
+    """Upstream ``isClaimReadyForBinding``: every binding condition of the allocated devices
+    is true in ``status.devices`` (no device with conditions: ready).
+
+    Raises:
+        _NotSchedulable: a binding failure condition is true (upstream's text).
+    """
+    allocation = claim.allocation
+    if allocation is None:
+        return False
+    for result in allocation.devices.results:
+        if not result.binding_conditions:
+            continue
+        status = next(
+            (
+                d
+                for d in claim.devices
+                if (d.driver, d.pool, d.device) == (result.driver, result.pool, result.device)
+            ),
+            None,
+        )
+        if status is None:
+            return False
+        conditions = {c.type: c for c in status.conditions}
+        for name in result.binding_failure_conditions:
+            failed = conditions.get(name)
+            if failed is not None and failed.status == "True":
+                raise _NotSchedulable(
+                    f"claim {claim.name} binding failed: reason={failed.reason}, "
+                    f"message={json.dumps(failed.message)}"
+                )
+        for name in result.binding_conditions:
+            condition = conditions.get(name)
+            if condition is None or condition.status != "True":
+                return False
+    return True
