@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedframe import framework as fw
 from schedframe.errors import BackendError
@@ -494,3 +496,51 @@ def test_created_claim_is_known_before_the_watch_reports_it() -> None:
         UU,
         "cannot schedule extended resource claim",
     )
+
+
+@pytest.mark.property
+@given(
+    devices=st.integers(min_value=0, max_value=4),
+    allocated_devices=st.integers(min_value=0, max_value=4),
+    wanted=st.integers(min_value=1, max_value=4),
+    advertised=st.sampled_from([None, 0, 1, 4]),
+)
+@settings(max_examples=40, deadline=None)
+def test_filter_passes_iff_enough_free_devices_or_the_node_advertises_enough(
+    devices: int, allocated_devices: int, wanted: int, advertised: int | None
+) -> None:
+    # A node with `devices` devices of the class (the first `allocated_devices` of them taken
+    # by another claim) and `advertised` example.com/gpu in its allocatable: DynamicResources
+    # allocates from devices exactly when the node does not advertise the resource, and
+    # NodeResourcesFit then leaves the request to it.
+    from schedframe_plugins.noderesources import Fit
+
+    taken = min(allocated_devices, devices)
+    names = [f"instance-{i}" for i in range(devices)]
+    other = ResourceClaim(
+        metadata=ObjectMeta(name="other", namespace=NS, uid="other"),
+        allocation=allocation(*((f"r{i}", names[i]) for i in range(taken))) if taken else None,
+    )
+    objects: list[object] = [GPU_CLASS, other]
+    if devices:
+        objects.append(node_slice(*names))
+    allocatable = {"pods": 10} if advertised is None else {"pods": 10, GPU: advertised}
+    the_node = node(allocatable=allocatable)
+    gates = FeatureGates(emulated_version="1.36", overrides={"DRADeviceBindingConditions": False})
+    handle = Framework(cluster=ClusterView(dra=objects), features=gates)
+    pod = make_pod({GPU: wanted})
+    info = fw.NodeInfo(the_node)
+    dra_state = fw.CycleState()
+    pl = DynamicResources(DynamicResourcesArgs(), handle)
+    assert pl.pre_filter(dra_state, pod, []) is None
+    dra_ok = pl.filter(dra_state, pod, info) is None
+    fit = Fit(None, handle)
+    fit_state = fw.CycleState()
+    fit.pre_filter(fit_state, pod, [info])
+    fit_ok = fit.filter(fit_state, pod, info) is None
+    if advertised:
+        assert dra_ok
+        assert fit_ok is (wanted <= advertised)
+    else:
+        assert fit_ok
+        assert dra_ok is (wanted <= devices - taken)
