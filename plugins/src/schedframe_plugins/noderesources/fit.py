@@ -40,6 +40,7 @@ from schedframe_plugins.dynamicresources._extended import (
     device_class_mapping,
     dra_score_state,
     dra_totals,
+    is_dra_extended_resource_name,
 )
 from schedframe_plugins.noderesources.least_allocated import (
     least_allocated_columns_kernel,
@@ -625,7 +626,7 @@ class Fit(
         """Compute the pod's effective requests once for every Filter call (and, with
         DRAExtendedResource, which resources DeviceClasses provide)."""
         request = state[_PRE_FILTER] = compute_pod_resource_request(pod)
-        if self._dra_extended and request.scalar:
+        if self._dra_extended and any(is_dra_extended_resource_name(n) for n in request.scalar):
             state[_DRA_MAPPING] = self._dra_mapping()
         return None
 
@@ -661,9 +662,9 @@ class Fit(
             return None
         dra_resources: Container[str] | None = None
         if self._dra_extended:
+            # PreFilter's mapping; none when the pod names no extended resource (then no
+            # class can provide what it asks for).
             dra_resources = state.get(_DRA_MAPPING)
-            if dra_resources is None:
-                dra_resources = self._dra_mapping()
         insufficient = fits_request(
             request,
             node_info,
@@ -914,7 +915,11 @@ class Fit(
         """Queue for a new node the pod fits, or an update that grew what the pod needs."""
         modified = _node(new_obj)
         original = None if old_obj is None else _node(old_obj)
-        dra_resources = self._dra_mapping() if self._dra_extended else None
+        dra_resources = (
+            self._dra_mapping()
+            if self._dra_extended and any(is_dra_extended_resource_name(n) for n in pod.requests)
+            else None
+        )
         if not is_fit(pod, modified, dra_resources):
             return fw.QueueingHint.QUEUE_SKIP
         if original is None:
