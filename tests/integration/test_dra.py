@@ -108,7 +108,13 @@ def test_dra_backed_extended_resources_are_allocated_from_devices() -> None:
     # DRAExtendedResource (on from 1.36): a class providing example.com/gpu; node-1 has two
     # such devices (not in its allocatable), node-2 advertises the resource itself.
     gpu_class = from_dict(
-        {**GPU_CLASS, "spec": {**GPU_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
+        {
+            **GPU_CLASS,
+            "spec": {
+                "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
+                "extendedResourceName": "example.com/gpu",
+            },
+        }
     )
     node_2 = make_node("node-2")
     node_2 = evolve(

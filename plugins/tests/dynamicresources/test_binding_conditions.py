@@ -96,7 +96,7 @@ def allocated(
         binding_conditions=("condition",) if binding else (),
         binding_failure_conditions=("failed",) if binding else (),
     )
-    devices = ()
+    devices: tuple[AllocatedDeviceStatus, ...] = ()
     if conditions is not None:
         devices = (
             AllocatedDeviceStatus(

@@ -404,11 +404,11 @@ def test_extended_resources(name: str) -> None:
     if case.created is None:
         assert stored == []
     else:
-        [got] = stored
-        assert got.name.startswith(PREFIX) and len(got.name) == len(PREFIX) + 5
-        assert got == _named_as(case.created, got)
-        assert got.allocation is not None
-        devices = {(r.driver, r.pool, r.device) for r in got.allocation.devices.results}
+        [made] = stored
+        assert made.name.startswith(PREFIX) and len(made.name) == len(PREFIX) + 5
+        assert made == _named_as(case.created, made)
+        assert made.allocation is not None
+        devices = {(r.driver, r.pool, r.device) for r in made.allocation.devices.results}
         assert devices <= dra.list_all_allocated_devices()
     if case.unreserve_after_bind_failure:
         pl.unreserve(state, case.pod, chosen)
