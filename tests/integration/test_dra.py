@@ -102,3 +102,68 @@ def test_pods_with_claim_templates_get_distinct_devices() -> None:
         assert isinstance(again, Pod) and again.spec.node_name == bound[first]
     finally:
         sched.stop()
+
+
+def test_dra_backed_extended_resources_are_allocated_from_devices() -> None:
+    # DRAExtendedResource (on from 1.36): a class providing example.com/gpu; node-1 has two
+    # such devices (not in its allocatable), node-2 advertises the resource itself.
+    gpu_class = from_dict(
+        {
+            **GPU_CLASS,
+            "spec": {
+                "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
+                "extendedResourceName": "example.com/gpu",
+            },
+        }
+    )
+    node_2 = make_node("node-2")
+    node_2 = evolve(
+        node_2,
+        status=evolve(
+            node_2.status, allocatable={**node_2.status.allocatable, "example.com/gpu": 1}
+        ),
+    )
+    objects = [make_node("node-1"), node_2, gpu_class, gpu_slice("node-1", 2)]
+    sched, backend = new_scheduler(objects=objects)
+
+    def gpu_request_pod(name: str) -> Pod:
+        pod = make_pod(name)
+        (container,) = pod.spec.containers
+        container = evolve(container, requests={**container.requests, "example.com/gpu": 1})
+        return evolve(pod, spec=evolve(pod.spec, containers=(container,)))
+
+    try:
+        for i in range(4):
+            backend.create(gpu_request_pod(f"job-{i}"))
+        sched.run_until_idle()
+        assert sched.wait_for_bindings(timeout=30)
+        pods = {p.name: p for p in backend.list("Pod") if isinstance(p, Pod)}
+        on = sorted(p.spec.node_name for p in pods.values() if p.spec.node_name)
+        assert on == ["node-1", "node-1", "node-2"]  # two devices, one device-plugin GPU
+        claims = {c.name: c for c in backend.list("ResourceClaim") if isinstance(c, ResourceClaim)}
+        assert len(claims) == 2  # one per pod on node-1
+        for pod in pods.values():
+            status = pod.status.extended_resource_claim_status
+            if pod.spec.node_name != "node-1":
+                assert status is None
+                continue
+            assert status is not None
+            claim = claims[status.resource_claim_name]
+            assert claim.name.startswith(f"{pod.name}-extended-resources-")
+            assert [r.uid for r in claim.reserved_for] == [pod.uid]
+            assert claim.allocation is not None
+            (result,) = claim.allocation.devices.results
+            assert result.pool == "node-1"
+            assert [(m.resource_name, m.request_name) for m in status.request_mappings] == [
+                ("example.com/gpu", result.request)
+            ]
+        # Deleting a pod deletes its claim (owned by the pod): the waiting pod gets the device.
+        (waiting,) = [n for n, p in pods.items() if not p.spec.node_name]
+        first = next(n for n, p in sorted(pods.items()) if p.spec.node_name == "node-1")
+        backend.delete(pods[first])
+        sched.run_until_idle()
+        assert sched.wait_for_bindings(timeout=30)
+        again = backend.get("Pod", waiting)
+        assert isinstance(again, Pod) and again.spec.node_name == "node-1"
+    finally:
+        sched.stop()

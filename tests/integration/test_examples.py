@@ -289,6 +289,36 @@ def test_dra_explain_shows_the_failed_device_requests_per_node(
     ]
 
 
+def test_dra_extended_resources_come_from_devices_and_device_plugins(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out, decisions = simulate(capsys, tmp_path, "dra-extended-resources")
+    placed = placements(decisions)
+    assert Counter(placed.values()) == {"dra-node-1": 2, "dra-node-2": 2, "plugin-node": 1}
+    (waiting,) = [d for d in decisions if d["event"] == "unschedulable"]
+    assert str(waiting["message"]).startswith(
+        "0/3 nodes are available: 1 Insufficient example.com/gpu, 2 cannot allocate all "
+        "claims. still not schedulable, preemption: "
+    )
+    # explain names the pod's in-memory claim and the request Filter made for it per node
+    # (container 0's second resource by name: cpu, example.com/gpu, memory).
+    out, _ = simulate(capsys, tmp_path, "dra-extended-resources", "--explain", str(waiting["pod"]))
+    details = out[out.index("Details of filtered nodes:") :].splitlines()
+    assert details[1:5] == [
+        "  dra-node-1 (DynamicResources):",
+        "    claim default/<extended-resources>, request container-0-request-1: wants 1; "
+        "2 matching device(s) on the node, 0 not allocated",
+        "  dra-node-2 (DynamicResources):",
+        "    claim default/<extended-resources>, request container-0-request-1: wants 1; "
+        "2 matching device(s) on the node, 0 not allocated",
+    ]
+    # Without the gate the DRA nodes offer no example.com/gpu: only the device-plugin GPU.
+    out, decisions = simulate(
+        capsys, tmp_path, "dra-extended-resources", "--feature-gates", "DRAExtendedResource=false"
+    )
+    assert Counter(placements(decisions).values()) == {"plugin-node": 1}
+
+
 # -- capacity questions (examples/capacity) ----------------------------------------------------
 
 CAPACITY = EXAMPLES / "capacity"

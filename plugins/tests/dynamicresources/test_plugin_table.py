@@ -7,6 +7,15 @@ claim ``my-pod-my-resource`` with request ``req-1`` of class ``my-resource-class
 expected status of each extension point, and the claim as stored afterwards. Each case runs
 PreEnqueue, PreFilter, Filter on every node, then PostFilter when no node passed, or Reserve,
 PreBind (and Unreserve where the case says so) on the first node that passed.
+
+The ``extended-resource*`` cases are in ``test_extended_resources.py``, the binding-condition
+cases in ``test_binding_conditions.py``. Not ported, because
+schedframe does not model what they test: ``canceled``, ``timeout``, ``timeout_disabled`` and
+``timeout_zero`` (the Filter timeout, DRASchedulerFilterTimeout); the scoring cases
+``single-claim-prioritized-list-scoring``, ``multiple-claims-prioritized-list-scoring`` and
+``multiple-requests-prioritized-list-scoring`` (newer upstream scores nodes by the chosen
+subrequests; schedframe's DynamicResources does not score). The claims' finalizer
+(``resource.kubernetes.io/delete-protection``) that some cases expect is not modelled.
 """
 
 from __future__ import annotations
@@ -434,7 +443,10 @@ def _status(s: fw.Status | None) -> tuple[fw.Code, str] | None:
 @pytest.mark.parametrize("name", list(CASES))
 def test_plugin_table(name: str) -> None:
     case = CASES[name]
-    gates = FeatureGates(emulated_version=case.version, overrides=case.gates)
+    # Upstream's cases run with DRADeviceBindingConditions off unless they say otherwise
+    # (test_binding_conditions.py has those that turn it on).
+    overrides = {"DRADeviceBindingConditions": False, **case.gates}
+    gates = FeatureGates(emulated_version=case.version, overrides=overrides)
     cluster = ClusterView(dra=[*case.claims, *case.classes, *case.slices])
     handle = Framework(cluster=cluster, features=gates)
     pl = DynamicResources(DynamicResourcesArgs(), handle)
@@ -537,32 +549,25 @@ def test_claim_change_hints() -> None:
     assert pod_hint(waiting, None, Pod(metadata=ObjectMeta(name="x", uid="x"))) is skip
 
 
-@pytest.mark.parametrize(
-    ("resource", "cls"),
-    [("example.com/gpu", CLASS), (f"deviceclass.resource.kubernetes.io/{CLASS}", CLASS)],
-)
-def test_dra_backed_extended_resource_is_refused_loudly(resource: str, cls: str) -> None:
-    from schedframe.objects import Container
+def test_postfilter_deallocation_clears_the_device_statuses() -> None:
+    # Upstream's PostFilter clears status.devices with the allocation (its
+    # "bound-claim-with-failed-binding" case expects AllocatedDeviceStatuses(nil)).
+    from schedframe.objects import AllocatedDeviceStatus
 
+    wrong = attrs.evolve(
+        ALLOCATED,
+        allocation=AllocationResult(node_selector=label_selector("no-such-label", "x")),
+        devices=(AllocatedDeviceStatus(driver=DRIVER, pool=NODE, device="instance-1"),),
+    )
     gates = FeatureGates(emulated_version="1.36")
-    dc = attrs.evolve(CLASS_OBJ, extended_resource_name="example.com/gpu")
-    handle = Framework(cluster=ClusterView(dra=[dc]), features=gates)
+    handle = Framework(cluster=ClusterView(dra=[wrong, CLASS_OBJ]), features=gates)
     pl = DynamicResources(DynamicResourcesArgs(), handle)
-    p = Pod(
-        metadata=ObjectMeta(name="x", namespace=NS, uid="x"),
-        spec=PodSpec(containers=(Container(name="c", requests={resource: 1}),)),
-    )
-    status = pl.pre_filter(fw.CycleState(), p, [])
-    assert not isinstance(status, fw.PreFilterResult)
-    assert _status(status) == (
+    state = fw.CycleState()
+    assert pl.pre_filter(state, POD_WITH_CLAIM, []) is None
+    assert _status(pl.filter(state, POD_WITH_CLAIM, fw.NodeInfo(node(NODE)))) == (
         UU,
-        f"extended resource {resource} is provided by DeviceClass {cls} (DRAExtendedResource), "
-        "which schedframe does not model",
+        "resourceclaim not available on the node",
     )
-    # With the gate off the resource is an ordinary extended resource: nothing to do here.
-    off = FeatureGates(emulated_version="1.34")
-    pl_off = DynamicResources(
-        DynamicResourcesArgs(), Framework(cluster=ClusterView(dra=[dc]), features=off)
-    )
-    skipped = pl_off.pre_filter(fw.CycleState(), p, [])
-    assert isinstance(skipped, fw.Status) and skipped.code is fw.Code.SKIP
+    _, post = pl.post_filter(state, POD_WITH_CLAIM, fw.NodeToStatus())
+    assert _status(post) == (U, "deallocation of ResourceClaim completed")
+    assert handle.shared_dra_manager().resource_claim(NS, CLAIM) == PENDING

@@ -12,6 +12,7 @@ from schedframe import errors
 from schedframe import framework as fw
 from schedframe.cache import Snapshot
 from schedframe.config import decode_args
+from schedframe.features import FeatureGates
 from schedframe.objects import Node, Pod
 from schedframe.runtime import Framework
 from schedframe_plugins.noderesources import (
@@ -685,7 +686,9 @@ def test_fit_score(
 
 
 def test_events_to_register() -> None:
-    events = [e.event for e in new_plugin().events_to_register()]
+    # DRAExtendedResource off (its DeviceClass event: test_dra_extended_resources.py).
+    gates = FeatureGates(overrides={"DRAExtendedResource": False})
+    events = [e.event for e in Fit(None, Framework(features=gates)).events_to_register()]
     assert events == [
         fw.ClusterEvent(fw.EventResource.ASSIGNED_POD, fw.ActionType.DELETE),
         fw.ClusterEvent(

@@ -14,7 +14,9 @@ written:
   template is created.
 * when a pod finishes or is deleted, it is removed from ``status.reservedFor`` of its claims;
   a claim no pod reserves any more is deallocated; claims the pod owns are deleted (the
-  garbage collector's part).
+  garbage collector's part). This covers the claim DynamicResources creates for a pod's
+  DRA-backed extended resources, which the pod's ``status.extendedResourceClaimStatus``
+  names.
 """
 
 from __future__ import annotations
@@ -44,6 +46,14 @@ def _suffix(pod: Pod, claim_name: str) -> str:
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
 
 
+def generated_name(prefix: str, seed: str) -> str:
+    """``prefix`` and five characters derived from ``seed`` (an apiserver ``generateName``
+    made reproducible), the prefix cut to 58 characters as upstream's
+    ``SimpleNameGenerator``."""
+    digest = hashlib.sha256(f"{prefix}/{seed}".encode()).digest()
+    return prefix[:58] + "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
+
+
 def claim_name_for(pod: Pod, claim_name: str) -> str:
     """The name of the claim made for ``pod``'s claim ``claim_name`` from its template."""
     prefix = f"{pod.name}-{claim_name}"
@@ -51,6 +61,12 @@ def claim_name_for(pod: Pod, claim_name: str) -> str:
     if len(prefix) > 57:
         prefix = prefix[:28] + prefix[-29:]
     return f"{prefix}-{_suffix(pod, claim_name)}"
+
+
+def has_claims(pod: Pod) -> bool:
+    """Whether ``pod`` uses ResourceClaims: its own, or the one DynamicResources made for its
+    DRA-backed extended resources (``status.extendedResourceClaimStatus``)."""
+    return bool(pod.spec.resource_claims) or pod.status.extended_resource_claim_status is not None
 
 
 def sync_pod(backend: MemoryBackend, pod: Pod) -> None:

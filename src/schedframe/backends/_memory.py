@@ -39,6 +39,7 @@ from schedframe.objects import (
     Pod,
     PodCondition,
     PodDisruptionBudget,
+    PodExtendedResourceClaimStatus,
     PriorityClass,
     ReplicaSet,
     ReplicationController,
@@ -487,6 +488,77 @@ class MemoryBackend:
         assert isinstance(result, ResourceClaim)
         return result
 
+    def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Create ``claim`` (DynamicResources' claim for a pod's DRA-backed extended
+        resources), naming it from ``metadata.generateName`` when it has no name: five
+        characters of apimachinery's alphabet, derived from the prefix and the owner's uid
+        (not random, so that runs are reproducible).
+
+        Raises:
+            BackendError: 409 ``AlreadyExists``.
+        """
+        with self._lock:
+            self._check_failure("create")
+            if not claim.metadata.name:
+                claim = evolve(claim, metadata=evolve(claim.metadata, name=self._generate(claim)))
+            stored = self._create("ResourceClaim", claim, self._now())
+        self._drain()
+        assert isinstance(stored, ResourceClaim)
+        return stored
+
+    def _generate(self, claim: ResourceClaim) -> str:
+        meta = claim.metadata
+        owner = meta.controller_ref
+        namespace = meta.namespace or "default"
+        for attempt in range(1000):
+            name = _claims.generated_name(
+                meta.generate_name, f"{owner.uid if owner else ''}/{attempt}"
+            )
+            if (namespace, name) not in self._store["ResourceClaim"]:
+                return name
+        raise BackendError(
+            f"cannot generate a unique name for prefix {meta.generate_name!r}",
+            reason="AlreadyExists",
+            code=409,
+        )
+
+    def delete_resource_claim(self, claim: ResourceClaim) -> None:
+        """Delete ``claim`` (with its uid as a precondition when it has one).
+
+        Raises:
+            BackendError: 404 ``NotFound``; 409 ``Conflict`` when the uid differs.
+        """
+        with self._lock:
+            self._check_failure("delete")
+            key = _key("ResourceClaim", claim)
+            stored = self._store["ResourceClaim"].get(key)
+            if stored is None:
+                raise _not_found("ResourceClaim", key[1])
+            if claim.metadata.uid and claim.metadata.uid != stored.metadata.uid:
+                raise _uid_precondition_failed(
+                    "ResourceClaim", key, claim.metadata.uid, stored.metadata.uid
+                )
+            self._delete("ResourceClaim", key, None)
+        self._drain()
+
+    def patch_pod_extended_resource_claim_status(
+        self, pod: Pod, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """PATCH ``pods/{name}/status``: set ``extendedResourceClaimStatus``.
+
+        Raises:
+            BackendError: 404 ``NotFound``.
+        """
+        with self._lock:
+            self._check_failure("patch_pod_status")
+            key = _key("Pod", pod)
+            stored = self._get_pod(key)
+            if stored.status.extended_resource_claim_status != status:
+                self._write(
+                    "Pod", key, stored, stored, status={"extended_resource_claim_status": status}
+                )
+        self._drain()
+
     def update_custom_object_status(
         self, obj: CustomObject, status: Mapping[str, object]
     ) -> CustomObject:
@@ -862,7 +934,7 @@ class MemoryBackend:
             WatchEvent(type=event_type, obj=stamped, old=old, resource_version=self._rv)
         )
         # The resourceclaim controller reacts to pods and claim templates.
-        if isinstance(stamped, Pod) and stamped.spec.resource_claims:
+        if isinstance(stamped, Pod) and _claims.has_claims(stamped):
             _claims.sync_pod(self, stamped)
         elif isinstance(stamped, ResourceClaimTemplate):
             _claims.sync_template(self, stamped)
@@ -998,7 +1070,7 @@ class MemoryBackend:
         self._pending.append(
             WatchEvent(type="DELETED", obj=last, old=stored, resource_version=self._rv)
         )
-        if isinstance(stored, Pod) and stored.spec.resource_claims:
+        if isinstance(stored, Pod) and _claims.has_claims(stored):
             _claims.release_pod(self, stored, delete_owned=True)
         return last
 

@@ -14,12 +14,13 @@ import attrs
 from schedframe.framework import Binder
 
 if TYPE_CHECKING:
-    from schedframe.objects import ResourceClaim
+    from schedframe.objects import Pod, PodExtendedResourceClaimStatus, ResourceClaim
 
 __all__ = [
     "KINDS",
     "Backend",
     "Binder",
+    "ExtendedResourceClaimWriter",
     "Lister",
     "ResourceClaimStatusWriter",
     "Subscription",
@@ -119,6 +120,43 @@ class ResourceClaimStatusWriter(Protocol):
 
     def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
         """Write ``claim``'s status (allocation, reservedFor); the stored claim back.
+
+        Raises:
+            BackendError: when the API refuses the write.
+        """
+        ...
+
+
+@runtime_checkable
+class ExtendedResourceClaimWriter(Protocol):
+    """A backend that can create and delete the ResourceClaims DynamicResources makes for
+    pods' DRA-backed extended resources (DRAExtendedResource), and record them in the pod's
+    ``status.extendedResourceClaimStatus``. Both built-in backends are; with one that is not,
+    the scheduler keeps such claims in its own store only.
+
+    .. versionadded:: 0.3
+    """
+
+    def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Create ``claim`` (named from ``generateName``); the stored claim back.
+
+        Raises:
+            BackendError: when the API refuses the write.
+        """
+        ...
+
+    def delete_resource_claim(self, claim: ResourceClaim) -> None:
+        """Delete ``claim``.
+
+        Raises:
+            BackendError: when the API refuses the write.
+        """
+        ...
+
+    def patch_pod_extended_resource_claim_status(
+        self, pod: Pod, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """Set the pod's ``status.extendedResourceClaimStatus``.
 
         Raises:
             BackendError: when the API refuses the write.

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         Pod,
         PodCondition,
         PodDisruptionBudget,
+        PodExtendedResourceClaimStatus,
         ReplicaSet,
         ReplicationController,
         ResourceClaim,
@@ -252,8 +253,9 @@ class SharedDRAManager(Protocol):
     """DRA objects and in-flight allocations (upstream ``SharedDRAManager``).
 
     DynamicResources reads DeviceClasses, ResourceSlices and ResourceClaims through it, records
-    Reserve's allocations as in flight (their devices count as in use until PreBind wrote them)
-    and writes claim statuses. Provisional.
+    Reserve's allocations as in flight (their devices count as in use until PreBind wrote them),
+    writes claim statuses, and creates and deletes the claims of DRA-backed extended resources
+    (recording them in the pod's ``status.extendedResourceClaimStatus``). Provisional.
 
     .. versionadded:: 0.2
     """
@@ -304,6 +306,22 @@ class SharedDRAManager(Protocol):
 
     def update_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
         """Write a claim's status to the cluster; the stored claim back."""
+        ...
+
+    def create_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Create a claim in the cluster (named from ``generateName`` when it has no name);
+        the stored claim back (DRA-backed extended resources)."""
+        ...
+
+    def delete_claim(self, claim: ResourceClaim) -> None:
+        """Delete a claim from the cluster (DRA-backed extended resources)."""
+        ...
+
+    def patch_pod_extended_resource_claim_status(
+        self, pod: Pod, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """Set a pod's ``status.extendedResourceClaimStatus`` (DRA-backed extended
+        resources)."""
         ...
 
 

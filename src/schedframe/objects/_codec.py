@@ -976,6 +976,9 @@ def _pod(r: _Reader, obj: _Dict, base: str) -> Pod:
         conditions=conditions,
         start_time=r.time(s, "startTime", path),
         resource_claim_statuses=_codec_resource.pod_claim_statuses(r, s, path),
+        extended_resource_claim_status=_codec_resource.pod_extended_resource_claim_status(
+            r, s, path
+        ),
     )
     return Pod(metadata=meta, spec=spec, status=status)
 
@@ -1930,6 +1933,11 @@ def _pod_out(pod: Pod) -> dict[str, object]:
         conditions.append(cond)
     _put(status, "conditions", conditions)
     _put(status, "resourceClaimStatuses", _codec_resource.claim_statuses_out(st))
+    _put(
+        status,
+        "extendedResourceClaimStatus",
+        _codec_resource.extended_resource_claim_status_out(st),
+    )
     if st.start_time is not None:
         status["startTime"] = _time_str(st.start_time)
     return {

@@ -16,10 +16,16 @@ from schedframe.errors import DUPLICATE, FieldIssue
 from schedframe.objects import _codec as c
 from schedframe.objects import _fields
 from schedframe.objects._meta import NodeSelector, ObjectMeta
-from schedframe.objects._pod import PodResourceClaim, PodStatus
+from schedframe.objects._pod import (
+    ContainerExtendedResourceRequest,
+    PodExtendedResourceClaimStatus,
+    PodResourceClaim,
+    PodStatus,
+)
 from schedframe.objects._quantity import Quantity, parse_quantity
 from schedframe.objects._resource import (
     ALLOCATION_MODES,
+    AllocatedDeviceStatus,
     AllocationResult,
     CELSelector,
     Counter,
@@ -30,6 +36,7 @@ from schedframe.objects._resource import (
     DeviceCapacity,
     DeviceClaimConfiguration,
     DeviceClass,
+    DeviceCondition,
     DeviceConstraint,
     DeviceCounterConsumption,
     DeviceRequest,
@@ -94,6 +101,45 @@ def pod_claim_statuses(
         (r.text(d, "name", p), r.opt_text(d, "resourceClaimName", p))
         for d, p in r.items(status, "resourceClaimStatuses", path)
     )
+
+
+def pod_extended_resource_claim_status(
+    r: c._Reader, status: c._Dict, path: str
+) -> PodExtendedResourceClaimStatus | None:
+    """``status.extendedResourceClaimStatus`` (DRAExtendedResource)."""
+    d = r.map_(status, "extendedResourceClaimStatus", path)
+    if d is None:
+        return None
+    p = c._join(path, "extendedResourceClaimStatus")
+    return PodExtendedResourceClaimStatus(
+        resource_claim_name=r.text(d, "resourceClaimName", p),
+        request_mappings=tuple(
+            ContainerExtendedResourceRequest(
+                container_name=r.text(m, "containerName", mp),
+                resource_name=r.text(m, "resourceName", mp),
+                request_name=r.text(m, "requestName", mp),
+            )
+            for m, mp in r.items(d, "requestMappings", p)
+        ),
+    )
+
+
+def extended_resource_claim_status_out(status: PodStatus) -> dict[str, object] | None:
+    """The encoding of :func:`pod_extended_resource_claim_status`."""
+    ext = status.extended_resource_claim_status
+    if ext is None:
+        return None
+    return {
+        "requestMappings": [
+            {
+                "containerName": m.container_name,
+                "resourceName": m.resource_name,
+                "requestName": m.request_name,
+            }
+            for m in ext.request_mappings
+        ],
+        "resourceClaimName": ext.resource_claim_name,
+    }
 
 
 def pod_resource_claims_out(claims: tuple[PodResourceClaim, ...]) -> list[dict[str, object]]:
@@ -759,7 +805,53 @@ def _resource_claim(r: c._Reader, obj: c._Dict, base: str) -> ResourceClaim:
         config=claim.config,
         allocation=None if alloc is None else _allocation(r, alloc, c._join(spath, "allocation")),
         reserved_for=reserved,
+        devices=tuple(_device_status(r, d, p) for d, p in r.items(status, "devices", spath)),
     )
+
+
+def _device_status(r: c._Reader, d: c._Dict, path: str) -> AllocatedDeviceStatus:
+    network = r.map_(d, "networkData", path, open_=True)
+    return AllocatedDeviceStatus(
+        driver=r.text(d, "driver", path),
+        pool=r.text(d, "pool", path),
+        device=r.text(d, "device", path),
+        share_id=r.opt_text(d, "shareID", path),
+        conditions=tuple(
+            DeviceCondition(
+                type=r.text(x, "type", p),
+                status=r.text(x, "status", p),
+                reason=r.text(x, "reason", p),
+                message=r.text(x, "message", p),
+                last_transition_time=r.time(x, "lastTransitionTime", p),
+                observed_generation=r.opt_integer(x, "observedGeneration", p),
+            )
+            for x, p in r.items(d, "conditions", path)
+        ),
+        data=r.get(d, "data", path),
+        network_data=None if network is None else dict(network),
+    )
+
+
+def _device_status_out(s: AllocatedDeviceStatus) -> dict[str, object]:
+    out: dict[str, object] = {"driver": s.driver, "pool": s.pool, "device": s.device}
+    if s.share_id is not None:
+        out["shareID"] = s.share_id
+    conditions = []
+    for x in s.conditions:
+        entry: dict[str, object] = {"type": x.type, "status": x.status}
+        if x.observed_generation is not None:
+            entry["observedGeneration"] = x.observed_generation
+        if x.last_transition_time is not None:
+            entry["lastTransitionTime"] = c._time_str(x.last_transition_time)
+        entry["reason"] = x.reason
+        entry["message"] = x.message
+        conditions.append(entry)
+    c._put(out, "conditions", conditions)
+    if s.data is not None:
+        out["data"] = s.data
+    if s.network_data is not None:
+        out["networkData"] = dict(s.network_data)
+    return out
 
 
 def _resource_claim_template(r: c._Reader, obj: c._Dict, base: str) -> ResourceClaimTemplate:
@@ -869,6 +961,7 @@ def _resource_claim_out(claim: ResourceClaim) -> dict[str, object]:
         c._put(entry, "apiGroup", ref.api_group)
         reserved.append(entry)
     c._put(status, "reservedFor", reserved)
+    c._put(status, "devices", [_device_status_out(d) for d in claim.devices])
     c._put(out, "status", status)
     return out
 

@@ -145,7 +145,6 @@ POD_STATUS: Final = (
     "ephemeralContainerStatuses",
     "resize",
     "resourceClaimStatuses",
-    "extendedResourceClaimStatus",
     "allocatedResources",
     "resources",
     "nodeAllocatableResourceClaimStatuses",
@@ -395,7 +394,7 @@ DEVICE_CAPACITY: Final = ("requestPolicy",)
 DEVICE_ALLOCATION_CONFIGURATION: Final = ("source",)
 
 #: ``ResourceClaimStatus`` fields the scheduler does not read (the drivers' device statuses).
-RESOURCE_CLAIM_STATUS: Final = ("devices",)
+RESOURCE_CLAIM_STATUS: Final[tuple[str, ...]] = ()
 
 #: ``metav1.ObjectMeta`` fields of a ResourceClaimTemplate's ``spec.metadata`` besides the
 #: labels and annotations copied to the claims it makes.

@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "Affinity",
     "Container",
+    "ContainerExtendedResourceRequest",
     "ContainerPort",
     "NodeAffinity",
     "Pod",
@@ -43,6 +44,7 @@ __all__ = [
     "PodAffinityTerm",
     "PodAntiAffinity",
     "PodCondition",
+    "PodExtendedResourceClaimStatus",
     "PodResourceClaim",
     "PodSpec",
     "PodStatus",
@@ -318,6 +320,26 @@ class PodSpec:
 
 
 @attrs.frozen(kw_only=True)
+class ContainerExtendedResourceRequest:
+    """Which request of the extended-resource claim serves a container's extended resource
+    (upstream ``v1.ContainerExtendedResourceRequest``)."""
+
+    container_name: str
+    resource_name: str
+    request_name: str
+
+
+@attrs.frozen(kw_only=True)
+class PodExtendedResourceClaimStatus:
+    """``status.extendedResourceClaimStatus``: the ResourceClaim the scheduler made for the
+    pod's DRA-backed extended resources (DRAExtendedResource), and which of its requests
+    serves which container's resource (upstream ``v1.PodExtendedResourceClaimStatus``)."""
+
+    resource_claim_name: str
+    request_mappings: tuple[ContainerExtendedResourceRequest, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
 class PodStatus:
     """What the cluster says about the pod."""
 
@@ -328,6 +350,9 @@ class PodStatus:
     #: ``status.resourceClaimStatuses``: pod claim name -> generated ResourceClaim name
     #: (``None`` when the controller decided no claim is needed).
     resource_claim_statuses: tuple[tuple[str, str | None], ...] = ()
+    #: ``status.extendedResourceClaimStatus`` (DRAExtendedResource), written by
+    #: DynamicResources' PreBind.
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 def _add(total: dict[str, int], amounts: ResourceList) -> None:

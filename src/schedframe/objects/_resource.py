@@ -31,6 +31,7 @@ __all__ = [
     "DeviceCapacity",
     "DeviceClaimConfiguration",
     "DeviceClass",
+    "DeviceCondition",
     "DeviceConstraint",
     "DeviceCounterConsumption",
     "DeviceRequest",
@@ -325,12 +326,33 @@ class ResourceClaimConsumerReference:
 
 
 @attrs.frozen(kw_only=True)
+class DeviceCondition:
+    """One ``status.devices[].conditions[]`` entry (a ``metav1.Condition``): binding
+    conditions are read from these (DRADeviceBindingConditions)."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition_time: datetime | None = None
+    observed_generation: int | None = None
+
+
+@attrs.frozen(kw_only=True)
 class AllocatedDeviceStatus:
-    """``status.devices[]``: a driver's report on one allocated device (opaque here)."""
+    """``status.devices[]``: a driver's report on one allocated device.
+
+    ``data`` and ``network_data`` are kept as the API server sent them (the scheduler does not
+    read them) so that a status write sends them back unchanged.
+    """
 
     driver: str
     pool: str
     device: str
+    share_id: str | None = None
+    conditions: tuple[DeviceCondition, ...] = ()
+    data: object = attrs.field(default=None, hash=False)
+    network_data: Mapping[str, object] | None = attrs.field(default=None, hash=False)
 
 
 @attrs.frozen(kw_only=True)

@@ -10,9 +10,12 @@ watch reports it, as upstream's assume cache does.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+import attrs
 
 from schedframe.objects._resource import (
     DeviceClass,
@@ -20,6 +23,10 @@ from schedframe.objects._resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+
+if TYPE_CHECKING:
+    from schedframe.backends._protocols import ExtendedResourceClaimWriter
+    from schedframe.objects import Pod, PodExtendedResourceClaimStatus
 
 __all__ = ["DRA_KINDS", "DRAStore"]
 
@@ -51,7 +58,12 @@ class DRAStore:
 
     ``writer``, when set (the scheduler sets it to its backend's claim-status write), sends a
     claim status to the cluster and returns the stored claim; without one (a bare
-    :class:`~schedframe.runtime.Framework`), writes update this store directly.
+    :class:`~schedframe.runtime.Framework`), writes update this store directly. Likewise
+    ``claim_writer`` (the backend, when it is an
+    :class:`~schedframe.backends.ExtendedResourceClaimWriter`) creates and deletes the claims
+    of DRA-backed extended resources and writes the pod's ``extendedResourceClaimStatus``;
+    without one, claims are created and deleted in this store and the pod statuses are kept
+    in :attr:`extended_resource_claim_statuses`.
     """
 
     def __init__(self, objects: Iterable[object] = ()) -> None:
@@ -64,6 +76,11 @@ class DRAStore:
         self._in_flight: dict[str, ResourceClaim] = {}
         self._assumed: dict[tuple[str, str], ResourceClaim] = {}
         self.writer: Callable[[ResourceClaim], ResourceClaim] | None = None
+        self.claim_writer: ExtendedResourceClaimWriter | None = None
+        #: Without a ``claim_writer``: the pod statuses written, by (namespace, name).
+        self.extended_resource_claim_statuses: dict[
+            tuple[str, str], PodExtendedResourceClaimStatus
+        ] = {}
         #: Bumped on every change (memo keys).
         self.generation = 0
         for obj in objects:
@@ -196,6 +213,62 @@ class DRAStore:
             return self.writer(claim)
         self.set(claim)
         return claim
+
+    def create_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Create ``claim`` (named from ``generateName`` when it has no name); the stored
+        claim back.
+
+        Raises:
+            BackendError: when the backend refuses the write.
+        """
+        if self.claim_writer is not None:
+            created = self.claim_writer.create_resource_claim(claim)
+            # Known at once, as upstream's PreBind waits until its informer has it: a later
+            # cycle of the pod must find it rather than make another.
+            self.set(created)
+            return created
+        meta = claim.metadata
+        if not meta.name:
+            namespace = meta.namespace or "default"
+            attempt = 0
+            while True:
+                digest = hashlib.sha256(f"{meta.generate_name}/{attempt}".encode()).hexdigest()
+                name = meta.generate_name[:58] + digest[:5]
+                if (namespace, name) not in self._claims:
+                    break
+                attempt += 1
+            meta = attrs.evolve(meta, name=name, uid=f"{namespace}/{name}")
+        stored = attrs.evolve(claim, metadata=meta)
+        self.set(stored)
+        return stored
+
+    def delete_claim(self, claim: ResourceClaim) -> None:
+        """Delete ``claim``.
+
+        Raises:
+            BackendError: when the backend refuses the write.
+        """
+        if self.claim_writer is not None:
+            self.claim_writer.delete_resource_claim(claim)
+            return
+        self.delete(claim)
+
+    def patch_pod_extended_resource_claim_status(
+        self, pod: Pod, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """Set the pod's ``status.extendedResourceClaimStatus``.
+
+        Raises:
+            BackendError: when the backend refuses the write.
+        """
+        if self.claim_writer is not None:
+            self.claim_writer.patch_pod_extended_resource_claim_status(pod, status)
+            return
+        with self._lock:
+            self.extended_resource_claim_statuses = {
+                **self.extended_resource_claim_statuses,
+                (pod.namespace, pod.name): status,
+            }
 
 
 def _newer_or_same(informer: ResourceClaim, assumed: ResourceClaim) -> bool:

@@ -30,7 +30,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
-from schedframe.backends._protocols import ResourceClaimStatusWriter
+from schedframe.backends._protocols import (
+    ExtendedResourceClaimWriter,
+    ResourceClaimStatusWriter,
+)
 from schedframe.extender import EXTENDER_NAME, apply_ignored_resources, build_extenders
 from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
@@ -250,6 +253,8 @@ class Scheduler:
         )
         if isinstance(backend, ResourceClaimStatusWriter):
             self.cluster.dra.writer = backend.update_resource_claim_status
+        if isinstance(backend, ExtendedResourceClaimWriter):
+            self.cluster.dra.claim_writer = backend
         if max_results is not None and max_results < 1:
             raise ValueError("max_results must be at least 1")
         if max_events is not None and max_events < 1:

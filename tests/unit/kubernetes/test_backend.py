@@ -729,3 +729,94 @@ def test_dra_kinds_are_watched_and_claim_statuses_written(
     with pytest.raises(BackendError) as info:
         backend.update_resource_claim_status(attrs.evolve(claim, reserved_for=()))
     assert info.value.code == 409
+
+
+def test_extended_resource_claims_created_deleted_and_recorded(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    from schedframe.objects import (
+        ContainerExtendedResourceRequest,
+        ObjectMeta,
+        OwnerReference,
+        PodExtendedResourceClaimStatus,
+        ResourceClaim,
+    )
+
+    fake.create(pod("p1"))
+    backend = started(make_backend)
+    owner = OwnerReference(api_version="v1", kind="Pod", name="p1", uid="u1", controller=True)
+    claim = ResourceClaim(
+        metadata=ObjectMeta(
+            name="",
+            namespace="default",
+            generate_name="p1-extended-resources-",
+            owner_references=(owner,),
+            annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+        )
+    )
+    created = backend.create_resource_claim(claim)
+    assert created.name.startswith("p1-extended-resources-") and created.metadata.uid
+    stored = fake.get("ResourceClaim", created.name, "default")
+    assert stored is not None
+    assert stored["metadata"]["annotations"] == {
+        "resource.kubernetes.io/extended-resource-claim": "true"
+    }
+    status = PodExtendedResourceClaimStatus(
+        resource_claim_name=created.name,
+        request_mappings=(
+            ContainerExtendedResourceRequest(
+                container_name="c", resource_name="example.com/gpu", request_name="r"
+            ),
+        ),
+    )
+    backend.patch_pod_extended_resource_claim_status(stored_pod(backend, "p1"), status)
+    stored_p1 = fake.get("Pod", "p1")
+    assert stored_p1 is not None
+    assert stored_p1["status"]["extendedResourceClaimStatus"] == {
+        "requestMappings": [
+            {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "r"}
+        ],
+        "resourceClaimName": created.name,
+    }
+    wait_until(lambda: stored_pod(backend, "p1").status.extended_resource_claim_status == status)
+    backend.delete_resource_claim(created)
+    assert fake.get("ResourceClaim", created.name, "default") is None
+    with pytest.raises(BackendError) as info:
+        backend.delete_resource_claim(created)
+    assert info.value.code == 404
+
+
+def test_claim_status_write_keeps_the_device_statuses(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    # UpdateStatus replaces the whole status: what drivers reported in status.devices must
+    # go back as read, or the write would wipe it.
+    from schedframe.objects import ResourceClaim, ResourceClaimConsumerReference
+
+    devices = [
+        {
+            "driver": "d",
+            "pool": "p",
+            "device": "x",
+            "conditions": [{"type": "ready", "status": "True", "reason": "R", "message": ""}],
+            "data": {"k": "v"},
+        }
+    ]
+    fake.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "g"}}]}},
+            "status": {"devices": devices},
+        }
+    )
+    backend = started(make_backend)
+    wait_until(lambda: len(backend.list("ResourceClaim")) == 1)
+    (claim,) = backend.list("ResourceClaim")
+    assert isinstance(claim, ResourceClaim)
+    ref = ResourceClaimConsumerReference(resource="pods", name="p", uid="u")
+    backend.update_resource_claim_status(attrs.evolve(claim, reserved_for=(ref,)))
+    stored = fake.get("ResourceClaim", "c", "default")
+    assert stored is not None
+    assert stored["status"]["devices"] == devices

@@ -103,6 +103,8 @@ def test_cluster_role_is_least_privilege() -> None:
             for verb in ("list", "watch")
         ),
         ("ClusterRole", "resource.k8s.io", "resourceclaims/status", "update"),
+        ("ClusterRole", "resource.k8s.io", "resourceclaims", "create"),
+        ("ClusterRole", "resource.k8s.io", "resourceclaims", "delete"),
         ("ClusterRole", "events.k8s.io", "events", "create"),
         ("ClusterRole", "events.k8s.io", "events", "patch"),
         ("Role", "coordination.k8s.io", "leases", "create"),

@@ -19,15 +19,34 @@ created and recorded in ``status.resourceClaimStatuses``). The plugin
 * **PreBind**: writes each claim's allocation and adds the pod to ``status.reservedFor``;
 * **queueing hints**: claim, pod, DeviceClass, ResourceSlice and node events.
 
+With DRAExtendedResource, a pod requesting an extended resource that a DeviceClass provides
+(its ``extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``) gets a
+special claim, as upstream: PreFilter finds the one a prior cycle made (owned by the pod,
+annotated ``resource.kubernetes.io/extended-resource-claim``) or starts one in memory
+(``<extended-resources>``); Filter gives it, per node, one request per container and
+resource the node does not advertise (``container-<i>-request-<j>``, exactly that many devices
+of the class) and allocates it with the pod's claims; PreBind creates it (``generateName``
+``<pod>-extended-resources-``), writes its allocation and reservation and records it in the
+pod's ``status.extendedResourceClaimStatus``; PostFilter and Unreserve delete a created one.
+
+With DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, an allocated claim whose
+devices have binding conditions is unavailable on every node (Filter) once a binding failure
+condition is true in ``status.devices`` or the conditions are not all true ``bindingTimeout``
+after ``allocationTimestamp``; PreBind stamps ``allocationTimestamp`` on the claims it writes,
+and passes when every binding condition is true, fails with upstream's texts for a failed or
+timed-out binding, and otherwise fails saying that waiting for the conditions (upstream polls
+until the timeout) is not modelled. The allocator never picks devices with binding
+conditions.
+
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
-``statusUnschedulable``. Not modelled: DRA-backed extended resources (DRAExtendedResource; a
-pod requesting one is refused in PreFilter, saying so), device binding conditions, consumable
-capacity, the Filter timeout.
+``statusUnschedulable``. Not modelled: consumable capacity, the claim finalizer
+(``resource.kubernetes.io/delete-protection``), the Filter timeout.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import threading
 from collections.abc import Sequence
 from typing import ClassVar, Final
@@ -38,9 +57,16 @@ from schedframe import framework as fw
 from schedframe.errors import BackendError
 from schedframe.objects import (
     AllocationResult,
+    ContainerExtendedResourceRequest,
+    DeviceClass,
+    DeviceRequest,
+    ExactDeviceRequest,
     Node,
     NodeSelector,
+    ObjectMeta,
+    OwnerReference,
     Pod,
+    PodExtendedResourceClaimStatus,
     ResourceClaim,
     ResourceClaimConsumerReference,
 )
@@ -52,8 +78,18 @@ from schedframe_plugins.dynamicresources._allocator import (
     describe_requests,
 )
 from schedframe_plugins.dynamicresources._cel import CELCache
+from schedframe_plugins.dynamicresources._extended import (
+    device_class_mapping,
+    is_dra_extended_resource_name,
+)
 
-__all__ = ["NO_NEW_CLAIMS", "DynamicResources", "DynamicResourcesArgs"]
+__all__ = [
+    "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
+    "NO_NEW_CLAIMS",
+    "SPECIAL_CLAIM_NAME",
+    "DynamicResources",
+    "DynamicResourcesArgs",
+]
 
 NAME: Final = names.DYNAMIC_RESOURCES
 
@@ -63,8 +99,11 @@ NO_NEW_CLAIMS: Final = "no new claims to deallocate"
 RESERVED_FOR_MAX_SIZE: Final = 256
 
 _TEN_SECONDS: Final = datetime.timedelta(seconds=10)
-#: Upstream ``resourceapi.ResourceDeviceClassPrefix``: every class's implicit extended resource.
-_IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
+#: Upstream ``specialClaimInMemName``: the name of a pod's extended-resource claim until PreBind
+#: creates it (deliberately not a valid object name).
+SPECIAL_CLAIM_NAME: Final = "<extended-resources>"
+#: Upstream ``resourceapi.ExtendedResourceClaimAnnotation``.
+EXTENDED_RESOURCE_CLAIM_ANNOTATION: Final = "resource.kubernetes.io/extended-resource-claim"
 _STATE: Final = fw.StateKey["_State"](NAME)
 
 
@@ -99,10 +138,28 @@ def _klog(namespace: str, name: str) -> str:
 
 
 @attrs.define(kw_only=True)
+class _Extended:
+    """Upstream ``draExtendedResource``: what PreFilter found for DRA-backed resources."""
+
+    #: Resource name -> the DeviceClass providing it.
+    mapping: dict[str, DeviceClass]
+    #: The pod's requests of such names (extended or implicit), as PreFilter computed them.
+    requests: dict[str, int]
+    #: The uid the special claim had in PreFilter (its in-flight allocation's key).
+    initial_uid: str
+    #: The claim made for each node Filter passed (``None``: nothing to allocate there).
+    node_claims: dict[str, ResourceClaim | None] = attrs.field(factory=dict)
+
+
+@attrs.define(kw_only=True)
 class _State:
-    """Upstream ``stateData``: the pod's claims and what Filter/Reserve found."""
+    """Upstream ``stateData``: the pod's claims and what Filter/Reserve found.
+
+    With a DRA-backed extended resource, the special claim is the last of ``claims``.
+    """
 
     claims: list[ResourceClaim] = attrs.field(factory=list)
+    extended: _Extended | None = None
     available_on: list[NodeSelector | None] = attrs.field(factory=list)
     allocations: list[AllocationResult | None] = attrs.field(factory=list)
     allocator: Allocator | None = None
@@ -117,6 +174,22 @@ class _State:
     def clone(self) -> _State:
         """Shared, as upstream's ``Clone`` returns the same pointer."""
         return self
+
+    @property
+    def extended_index(self) -> int | None:
+        """The index of the special claim in ``claims``, if the pod has one."""
+        return len(self.claims) - 1 if self.extended is not None and self.claims else None
+
+    @property
+    def extended_claim(self) -> ResourceClaim | None:
+        """The special claim (upstream ``claims.extendedResourceClaim()``)."""
+        i = self.extended_index
+        return None if i is None else self.claims[i]
+
+    @property
+    def no_user_claim(self) -> bool:
+        """Whether the special claim is the pod's only claim."""
+        return len(self.claims) == (1 if self.extended is not None else 0)
 
 
 class DynamicResources(
@@ -151,6 +224,9 @@ class DynamicResources(
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
         self._extended_resources = gates.enabled("DRAExtendedResource")
+        self._binding_conditions = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
+            "DRAResourceClaimDeviceStatus"
+        )
         self._cel = CELCache()
 
     @property
@@ -218,16 +294,15 @@ class DynamicResources(
             return fw.Status(fw.Code.SKIP)
         s = _State()
         state.write(_STATE, s)
-        refused = self._dra_extended_resource(pod)
-        if refused is not None:
-            return refused
-        if not pod.spec.resource_claims:
-            return fw.Status(fw.Code.SKIP)
         try:
-            claims = self._pod_claims(pod)
+            claims = self._pod_claims(pod) if pod.spec.resource_claims else []
         except _NotSchedulable as exc:
             return fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
+        extended_claim = self._pre_filter_extended(pod, s)
+        if extended_claim is not None:
+            claims.append(extended_claim)
         if not claims:
+            s.extended = None
             return fw.Status(fw.Code.SKIP)
         unresolvable = fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         to_allocate = []
@@ -251,6 +326,9 @@ class DynamicResources(
                     f"resource claim {_klog(claim.namespace, claim.name)} is in the process "
                     "of being allocated",
                 )
+            if claim is extended_claim:
+                # Filter makes the special claim's requests (and rejects a stale one).
+                continue
             for request in claim.requests:
                 if not request.first_available:
                     assert request.exactly is not None
@@ -283,32 +361,76 @@ class DynamicResources(
         s.claims = claims
         return None
 
-    def _dra_extended_resource(self, pod: Pod) -> fw.Status | None:
-        """Refuse, loudly, a pod requesting an extended resource a DeviceClass provides.
-
-        With DRAExtendedResource upstream allocates such a resource from devices on nodes
-        that do not advertise it; schedframe does not model that, so rather than schedule the
-        pod as if the resource were node-allocatable, PreFilter says so.
-        """
-        if not self._extended_resources or not self._dra.device_classes():
+    def _pre_filter_extended(self, pod: Pod, s: _State) -> ResourceClaim | None:
+        """Upstream ``preFilterExtendedResources``: the pod's special claim (a prior cycle's,
+        or a new one in memory) when it requests a resource a DeviceClass provides."""
+        if not self._extended_resources:
             return None
-        names = {
-            c.extended_resource_name: c.name
-            for c in self._dra.device_classes()
-            if c.extended_resource_name
+        requests = {
+            name: amount
+            for name, amount in pod.requests.items()
+            if is_dra_extended_resource_name(name)
         }
-        for resource in pod.requests:
-            cls = names.get(resource)
-            if cls is None and resource.startswith(_IMPLICIT_PREFIX):
-                candidate = resource[len(_IMPLICIT_PREFIX) :]
-                cls = candidate if self._dra.device_class(candidate) is not None else None
-            if cls is not None:
-                return fw.Status(
-                    fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    f"extended resource {resource} is provided by DeviceClass {cls} "
-                    "(DRAExtendedResource), which schedframe does not model",
+        if not any(requests.values()):
+            return None
+        mapping = device_class_mapping(self._dra.device_classes())
+        if not any(amount != 0 and name in mapping for name, amount in requests.items()):
+            return None
+        for claim in self._dra.resource_claims():
+            if claim.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+                continue
+            if any(
+                ref.name == pod.name and ref.controller and ref.uid == pod.uid
+                for ref in claim.metadata.owner_references
+            ):
+                s.extended = _Extended(
+                    mapping=mapping, requests=requests, initial_uid=claim.metadata.uid
                 )
-        return None
+                return claim
+        uid = f"{pod.uid}/{SPECIAL_CLAIM_NAME}"
+        s.extended = _Extended(mapping=mapping, requests=requests, initial_uid=uid)
+        owner = OwnerReference(
+            api_version="v1", kind="Pod", name=pod.name, uid=pod.uid, controller=True
+        )
+        return ResourceClaim(
+            metadata=ObjectMeta(
+                name=SPECIAL_CLAIM_NAME,
+                namespace=pod.namespace,
+                uid=uid,
+                generate_name=f"{pod.name}-extended-resources-",
+                owner_references=(owner,),
+                annotations={EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+            )
+        )
+
+    def _filter_extended(
+        self, s: _State, pod: Pod, node_info: fw.NodeInfo
+    ) -> tuple[ResourceClaim | None, fw.Status | None]:
+        """Upstream ``filterExtendedResources``: the special claim as this node needs it
+        (``None`` when nothing is to be allocated through it), or why the node does not do."""
+        ext, claim = s.extended, s.extended_claim
+        if ext is None or claim is None:
+            return None, None
+        unresolvable = fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        if claim.requests:
+            # A prior cycle's claim: PostFilter deletes it, and the pod tries anew.
+            return None, fw.Status(unresolvable, "cannot schedule extended resource claim")
+        allocatable = node_info.allocatable
+        from_dra: list[str] = []
+        for name, amount in ext.requests.items():
+            if amount == 0:
+                continue
+            if name in ext.mapping:
+                if allocatable.get(name, 0) <= 0:
+                    from_dra.append(name)
+            elif name not in allocatable:
+                return None, fw.Status(unresolvable, "cannot fit resource")
+        if s.no_user_claim and not from_dra:
+            return None, None
+        node_claim = attrs.evolve(claim, requests=_device_requests(pod, from_dra, ext.mapping))
+        if claim.allocation is not None:
+            return None, None
+        return node_claim, None
 
     def _validate_class(self, class_name: str, request: str) -> fw.Status | None:
         if not class_name:
@@ -335,18 +457,30 @@ class DynamicResources(
             return None
         node = node_info.node
         assert node is not None
+        node_claim, status = self._filter_extended(s, pod, node_info)
+        if status is not None:
+            return status
+        if node_claim is None and s.no_user_claim:
+            # Only the special claim, and the node advertises every resource it covers:
+            # NodeResourcesFit checks those.
+            return None
         unavailable = [
             i
             for i, selector in enumerate(s.available_on)
-            if selector is not None and not selector.matches(node.name, node.labels)
+            if (selector is not None and not selector.matches(node.name, node.labels))
+            or self._binding_unavailable(s.claims[i])
         ]
         allocations: list[AllocationResult] | None = None
+        if s.extended is not None:
+            with s.lock:
+                s.extended.node_claims[node.name] = node_claim
         if s.allocator is not None:
+            to_allocate = self._claims_for_node(s, node_claim)
             try:
-                result = s.allocator.allocate(node, s.to_allocate)
+                result = s.allocator.allocate(node, to_allocate)
             except AllocationError as exc:
                 return fw.Status(fw.Code.ERROR, str(exc))
-            if result is None or len(result) != len(s.to_allocate):
+            if result is None or len(result) != len(to_allocate):
                 with s.lock:
                     s.failed_nodes[node.name] = node
                 return fw.Status(
@@ -365,6 +499,36 @@ class DynamicResources(
                 s.node_allocations[node.name] = allocations
         return None
 
+    def _binding_unavailable(self, claim: ResourceClaim) -> bool:
+        """Whether an allocated claim's binding failed or timed out (upstream Filter: the
+        claim is then unavailable, for PostFilter to deallocate)."""
+        if not self._binding_conditions or claim.allocation is None:
+            return False
+        try:
+            ready = _ready_for_binding(claim)
+        except _NotSchedulable:
+            return True
+        return not ready and self._binding_timed_out(claim)
+
+    def _binding_timed_out(self, claim: ResourceClaim) -> bool:
+        """Upstream ``isClaimTimeout``: ``bindingTimeout`` has passed since the allocation of a
+        claim whose devices have binding conditions."""
+        allocation = claim.allocation
+        if allocation is None or allocation.allocation_timestamp is None:
+            return False
+        if not any(r.binding_conditions for r in allocation.devices.results):
+            return False
+        deadline = allocation.allocation_timestamp + self._args.binding_timeout
+        return deadline.timestamp() < self._handle.clock.now()
+
+    @staticmethod
+    def _claims_for_node(s: _State, node_claim: ResourceClaim | None) -> list[ResourceClaim]:
+        """The claims to allocate on a node: the special one as that node needs it."""
+        special = s.extended_claim
+        if special is None or node_claim is None:
+            return s.to_allocate
+        return [node_claim if c is special else c for c in s.to_allocate]
+
     # -- PostFilter ---------------------------------------------------------------------------
 
     def post_filter(
@@ -376,12 +540,18 @@ class DynamicResources(
         s = state.get(_STATE)
         if s is None or not s.claims:
             return None, fw.Status(fw.Code.UNSCHEDULABLE, NO_NEW_CLAIMS)
+        special = s.extended_claim
+        created = special is not None and special.name != SPECIAL_CLAIM_NAME
         # Upstream iterates a Go set (random order); the lowest index is taken here.
         for index in sorted(s.unavailable):
             claim = s.claims[index]
+            if claim is special:
+                if created:
+                    break
+                continue
             reserved = claim.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
-                cleared = attrs.evolve(claim, allocation=None, reserved_for=())
+                cleared = attrs.evolve(claim, allocation=None, reserved_for=(), devices=())
                 try:
                     self._dra.update_claim_status(cleared)
                 except BackendError as exc:
@@ -389,6 +559,13 @@ class DynamicResources(
                 return None, fw.Status(
                     fw.Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed"
                 )
+        if special is not None and created:
+            # A prior cycle's extended-resource claim: delete it, and start anew.
+            try:
+                self._dra.delete_claim(special)
+            except BackendError as exc:
+                return None, fw.Status(fw.Code.ERROR, str(exc))
+            return None, fw.Status(fw.Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, fw.Status(fw.Code.UNSCHEDULABLE, "still not schedulable")
 
     # -- scoring (none) -----------------------------------------------------------------------
@@ -415,8 +592,12 @@ class DynamicResources(
         pending = sum(1 for c in s.claims if c.allocation is None)
         if pending == 0 or s.allocator is None:
             return None
+        special = s.extended_claim
         allocations = s.node_allocations.get(node_name)
-        if allocations is None:
+        if not allocations:
+            if all(c is special for c in s.to_allocate):
+                # Only the special claim, which the node's device plugins satisfy.
+                return None
             return fw.Status(fw.Code.ERROR, "claim allocation not found for node")
         if len(allocations) != len(s.to_allocate) or len(allocations) != pending:
             return fw.Status(
@@ -427,6 +608,8 @@ class DynamicResources(
         for claim, allocation in zip(s.to_allocate, allocations, strict=True):
             index = next(i for i, c in enumerate(s.claims) if c is claim)
             s.allocations[index] = allocation
+            if claim is special and s.extended is not None:
+                claim = s.extended.node_claims.get(node_name) or claim
             self._dra.signal_claim_pending_allocation(
                 claim.metadata.uid, attrs.evolve(claim, allocation=allocation)
             )
@@ -439,7 +622,10 @@ class DynamicResources(
         s = state.get(_STATE)
         if s is None or not s.claims:
             return
-        for claim in s.claims:
+        special_index = s.extended_index
+        for index, claim in enumerate(s.claims):
+            if index == special_index:
+                continue
             if self._dra.remove_claim_pending_allocation(claim.metadata.uid):
                 self._dra.assumed_claim_restore(claim.namespace, claim.name)
             current = self._dra.resource_claim(claim.namespace, claim.name) or claim
@@ -449,6 +635,17 @@ class DynamicResources(
                     self._dra.update_claim_status(attrs.evolve(current, reserved_for=kept))
                 except BackendError:
                     pass  # upstream logs it; the next attempt retries
+        special = s.extended_claim
+        if special is None or s.extended is None:
+            return
+        if self._dra.remove_claim_pending_allocation(s.extended.initial_uid):
+            self._dra.assumed_claim_restore(special.namespace, special.name)
+        if special.name == SPECIAL_CLAIM_NAME:
+            return  # never created
+        try:
+            self._dra.delete_claim(special)
+        except BackendError:
+            pass  # upstream logs it; PostFilter deletes it on the next attempt
 
     # -- PreBind ------------------------------------------------------------------------------
 
@@ -477,13 +674,80 @@ class DynamicResources(
                 continue
             allocation = s.allocations[index]
             try:
-                s.claims[index] = self._bind_claim(claim, allocation, pod)
+                if index == s.extended_index:
+                    s.claims[index] = self._bind_extended_claim(s, index, pod, node_name)
+                else:
+                    s.claims[index] = self._bind_claim(claim, allocation, pod)
             except _NotSchedulable as exc:
                 return fw.Status(fw.Code.ERROR, str(exc))
             finally:
                 if allocation is not None:
                     self._dra.remove_claim_pending_allocation(claim.metadata.uid)
+        if not self._binding_conditions or not any(
+            c.allocation is not None
+            and any(r.binding_conditions for r in c.allocation.devices.results)
+            for c in s.claims
+        ):
+            return None
+        return self._check_binding_conditions(s)
+
+    def _check_binding_conditions(self, s: _State) -> fw.Status | None:
+        """Upstream's wait in PreBind, at its first poll: every claim ready passes; a failed or
+        timed-out binding fails with upstream's texts. Waiting longer is not modelled."""
+        for index, claim in enumerate(s.claims):
+            current = self._dra.resource_claim(claim.namespace, claim.name) or claim
+            s.claims[index] = current
+            try:
+                ready = _ready_for_binding(current)
+            except _NotSchedulable as exc:
+                return fw.Status(fw.Code.ERROR, str(exc))
+            if ready:
+                continue
+            if self._binding_timed_out(current):
+                return fw.Status(fw.Code.ERROR, f"claim {current.name} binding timeout")
+            return fw.Status(
+                fw.Code.ERROR,
+                f"claim {current.name}: waiting for device binding conditions "
+                "(DRADeviceBindingConditions) is not modelled by schedframe",
+            )
         return None
+
+    def _bind_extended_claim(
+        self, s: _State, index: int, pod: Pod, node_name: str
+    ) -> ResourceClaim:
+        """Upstream ``bindClaim`` for the special claim: create it (when this cycle made it),
+        write its allocation and reservation, and record it in the pod's status."""
+        claim = s.claims[index]
+        allocation = s.allocations[index]
+        if allocation is None and not claim.requests:
+            return claim  # the node's device plugins provide everything
+        if claim.name == SPECIAL_CLAIM_NAME:
+            node_claim = s.extended.node_claims.get(node_name) if s.extended else None
+            if node_claim is None:
+                raise _NotSchedulable(f"extended resource claim not found for node {node_name}")
+            meta = attrs.evolve(node_claim.metadata, name="", uid="")
+            try:
+                claim = self._dra.create_claim(
+                    attrs.evolve(node_claim, metadata=meta, allocation=None)
+                )
+            except BackendError as exc:
+                raise _NotSchedulable(
+                    f"create claim for extended resources {_klog(meta.namespace, '')}: {exc}"
+                ) from exc
+            # Unreserve deletes the created claim if binding fails from here on.
+            s.claims[index] = claim
+        written = self._bind_claim(claim, allocation, pod)
+        s.claims[index] = written
+        status = PodExtendedResourceClaimStatus(
+            resource_claim_name=written.name, request_mappings=_request_mappings(written, pod)
+        )
+        try:
+            self._dra.patch_pod_extended_resource_claim_status(pod, status)
+        except BackendError as exc:
+            raise _NotSchedulable(
+                f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {exc}"
+            ) from exc
+        return written
 
     def _bind_claim(
         self, claim: ResourceClaim, allocation: AllocationResult | None, pod: Pod
@@ -498,6 +762,15 @@ class DynamicResources(
             current = attrs.evolve(current, allocation=allocation)
         ref = ResourceClaimConsumerReference(resource="pods", name=pod.name, uid=pod.uid)
         updated = attrs.evolve(current, reserved_for=(*current.reserved_for, ref))
+        if (
+            self._binding_conditions
+            and updated.allocation is not None
+            and updated.allocation.allocation_timestamp is None
+        ):
+            now = datetime.datetime.fromtimestamp(int(self._handle.clock.now()), tz=datetime.UTC)
+            updated = attrs.evolve(
+                updated, allocation=attrs.evolve(updated.allocation, allocation_timestamp=now)
+            )
         try:
             written = self._dra.update_claim_status(updated)
         except BackendError as exc:
@@ -592,5 +865,98 @@ class DynamicResources(
         ]
         node = s.failed_nodes.get(node_name)
         if node is not None and s.allocator is not None:
-            lines += describe_requests(s.allocator, node, s.to_allocate)
+            node_claim = s.extended.node_claims.get(node_name) if s.extended else None
+            lines += describe_requests(s.allocator, node, self._claims_for_node(s, node_claim))
         return tuple(lines)
+
+
+def _containers_requests(pod: Pod) -> list[tuple[str, list[str], dict[str, int]]]:
+    """Init containers then containers: name, sorted request names, requests."""
+    containers = (*pod.spec.init_containers, *pod.spec.containers)
+    return [(c.name, sorted(c.requests), dict(c.requests)) for c in containers]
+
+
+def _device_requests(
+    pod: Pod, resources: Sequence[str], mapping: dict[str, DeviceClass]
+) -> tuple[DeviceRequest, ...]:
+    """Upstream ``createDeviceRequests``: one request per container and resource to take
+    from DRA, named ``container-<i>-request-<j>`` (``i`` counts init containers first, ``j``
+    is the resource's place among the container's sorted request names), for as many devices
+    of the providing class as the container requests; sorted by name."""
+    requests = []
+    for name in resources:
+        device_class = mapping.get(name)
+        if device_class is None:
+            continue
+        for i, (_, keys, amounts) in enumerate(_containers_requests(pod)):
+            count = amounts.get(name, 0)
+            if count == 0:
+                continue
+            requests.append(
+                DeviceRequest(
+                    name=f"container-{i}-request-{keys.index(name)}",
+                    exactly=ExactDeviceRequest(
+                        device_class_name=device_class.name,
+                        allocation_mode="ExactCount",
+                        count=count,
+                    ),
+                )
+            )
+    return tuple(sorted(requests, key=lambda r: r.name))
+
+
+def _request_mappings(
+    claim: ResourceClaim, pod: Pod
+) -> tuple[ContainerExtendedResourceRequest, ...]:
+    """Upstream ``createRequestMappings``: which request of the claim serves which
+    container's resource (containers in order, each container's resources by name)."""
+    names = {r.name for r in claim.requests}
+    mappings = []
+    for i, (container, keys, _) in enumerate(_containers_requests(pod)):
+        for j, resource in enumerate(keys):
+            request = f"container-{i}-request-{j}"
+            if request in names:
+                mappings.append(
+                    ContainerExtendedResourceRequest(
+                        container_name=container, resource_name=resource, request_name=request
+                    )
+                )
+    return tuple(mappings)
+
+
+def _ready_for_binding(claim: ResourceClaim) -> bool:
+    """Upstream ``isClaimReadyForBinding``: every binding condition of the allocated devices
+    is true in ``status.devices`` (no device with conditions: ready).
+
+    Raises:
+        _NotSchedulable: a binding failure condition is true (upstream's text).
+    """
+    allocation = claim.allocation
+    if allocation is None:
+        return False
+    for result in allocation.devices.results:
+        if not result.binding_conditions:
+            continue
+        status = next(
+            (
+                d
+                for d in claim.devices
+                if (d.driver, d.pool, d.device) == (result.driver, result.pool, result.device)
+            ),
+            None,
+        )
+        if status is None:
+            return False
+        conditions = {c.type: c for c in status.conditions}
+        for name in result.binding_failure_conditions:
+            failed = conditions.get(name)
+            if failed is not None and failed.status == "True":
+                raise _NotSchedulable(
+                    f"claim {claim.name} binding failed: reason={failed.reason}, "
+                    f"message={json.dumps(failed.message)}"
+                )
+        for name in result.binding_conditions:
+            condition = conditions.get(name)
+            if condition is None or condition.status != "True":
+                return False
+    return True

@@ -7,7 +7,10 @@ pod placed. From v1.36 (kubernetes PR #135573) it is the change the pod makes to
 ``50 + (50 + with_pod - without_pod) / 2`` in integer arithmetic, so that a node the pod makes
 more balanced wins over one it leaves as unbalanced as it was. Which one runs follows the
 emulated version (``handle.features``). Pods that request none of the resources (best-effort
-pods) are not scored at all (PreScore returns Skip).
+pods) are not scored at all (PreScore returns Skip). With the DRAExtendedResource gate on, a
+configured extended resource that a DeviceClass provides and the node does not advertise
+counts the class's devices on the node (and how many are allocated), as NodeResourcesFit's
+scoring does.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from schedframe import errors
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe_plugins import names
+from schedframe_plugins.dynamicresources._cel import CELCache
+from schedframe_plugins.dynamicresources._extended import DRAScoreState, dra_score_state, dra_totals
 from schedframe_plugins.noderesources.fit import sign_resources
 from schedframe_plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,
@@ -239,6 +244,7 @@ def _is_best_effort(pod_requests: Iterable[int]) -> bool:
 
 
 _PRE_SCORE: Final = fw.StateKey[list[int]]("PreScore" + NAME)
+_DRA_SCORE: Final = fw.StateKey[DRAScoreState]("PreScoreDRA" + NAME)
 
 
 class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
@@ -254,6 +260,8 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             raise errors.ConfigError(issues)
         self.args = args
         self._handle = handle
+        self._dra_extended = handle.features.enabled("DRAExtendedResource")
+        self._cel = CELCache()
         if handle.features.at_least("1.36"):
             self._scorer = ResourceAllocationScorer(
                 NAME,
@@ -286,7 +294,15 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
         if _is_best_effort(requests):
             return fw.Status(fw.Code.SKIP)
         state[_PRE_SCORE] = requests
+        dra = self._dra_score_state()
+        if dra is not None:
+            state[_DRA_SCORE] = dra
         return None
+
+    def _dra_score_state(self) -> DRAScoreState | None:
+        if not self._dra_extended:
+            return None
+        return dra_score_state(self._handle.shared_dra_manager(), self._scorer.names)
 
     def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
         """The balance score; 0 for a best-effort pod scored without PreScore."""
@@ -295,7 +311,10 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             requests = self._scorer.pod_requests(pod)
             if _is_best_effort(requests):
                 return 0
-        return self._scorer.score(node_info, requests)
+            dra = self._dra_score_state()
+        else:
+            dra = state.get(_DRA_SCORE)
+        return self._scorer.score(node_info, requests, dra_totals(dra, self._cel))
 
     def score_many(self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]) -> list[int]:
         """:meth:`score` of every node, in order (the framework's batch form)."""
@@ -304,13 +323,16 @@ class BalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             requests = self._scorer.pod_requests(pod)
             if _is_best_effort(requests):
                 return [0] * len(nodes)
-        return self._scorer.score_many(nodes, requests)
+            dra = self._dra_score_state()
+        else:
+            dra = state.get(_DRA_SCORE)
+        return self._scorer.score_many(nodes, requests, dra_totals(dra, self._cel))
 
     def score_batch(
         self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: npt.NDArray[np.intp]
     ) -> npt.NDArray[np.int64] | None:
         """:meth:`score` of the nodes at ``rows`` (the framework's batch path)."""
         requests = state.get(_PRE_SCORE)
-        if requests is None:
+        if requests is None or _DRA_SCORE in state:
             return None
         return self._scorer.score_columns(columns, rows, requests)

@@ -6,22 +6,42 @@ is ``UnschedulableAndUnresolvable`` (preemption cannot help), anything else ``Un
 Score applies the configured strategy (LeastAllocated, MostAllocated or
 RequestedToCapacityRatio) to the non-zero requests.
 
-Not modelled: pod-level resources (``spec.resources``), DRA-backed extended resources and the
-in-place resize status resources; the pod's container requests are what count.
+With the DRAExtendedResource gate on, an extended resource a DeviceClass provides (its
+``extendedResourceName`` or the implicit ``deviceclass.resource.kubernetes.io/<class>``) that
+the node does not advertise in its allocatable is left to DynamicResources by Filter, and
+Score counts the class's devices on the node as its allocatable amount.
+
+Not modelled: pod-level resources (``spec.resources``) and the in-place resize status
+resources; the pod's container requests are what count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, TypeVar
 
 import attrs
 
 from schedframe import errors
 from schedframe import framework as fw
-from schedframe.objects import Node, Pod, is_extended_resource_name, is_scalar_resource_name
+from schedframe.objects import (
+    DeviceClass,
+    Node,
+    Pod,
+    is_extended_resource_name,
+    is_scalar_resource_name,
+)
 from schedframe.objects.validation import label_name_issues
 from schedframe_plugins import names
+from schedframe_plugins.dynamicresources._cel import CELCache
+from schedframe_plugins.dynamicresources._extended import (
+    IMPLICIT_PREFIX,
+    DRAScoreState,
+    device_class_mapping,
+    dra_score_state,
+    dra_totals,
+    is_dra_extended_resource_name,
+)
 from schedframe_plugins.noderesources.least_allocated import (
     least_allocated_columns_kernel,
     least_allocated_cpu_memory_kernel,
@@ -350,9 +370,14 @@ def fits_request(
     node_info: fw.NodeInfo,
     ignored_resources: frozenset[str] | None = None,
     ignored_resource_groups: frozenset[str] | None = None,
+    dra_resources: Container[str] | None = None,
 ) -> list[InsufficientResource]:
     """Every resource of ``pod_request`` that ``node_info`` cannot hold now (upstream
-    ``fitsRequest``): the pod count first, then cpu, memory, ephemeral storage, scalars."""
+    ``fitsRequest``): the pod count first, then cpu, memory, ephemeral storage, scalars.
+
+    ``dra_resources`` (DRAExtendedResource on) names the resources DeviceClasses provide; a
+    request for one of them the node does not advertise is left to DynamicResources
+    (upstream ``shouldDelegateResourceToDRA``)."""
     insufficient: list[InsufficientResource] = []
     allocatable = node_info.allocatable
     requested = node_info.requested
@@ -402,6 +427,8 @@ def fits_request(
             if ignored_resource_groups and name.split("/", 1)[0] in ignored_resource_groups:
                 continue
         capacity = allocatable.get(name, 0)
+        if dra_resources is not None and capacity <= 0 and name in dra_resources:
+            continue
         used = requested.get(name, 0)
         if amount > capacity - used:
             insufficient.append(
@@ -437,21 +464,26 @@ def _fits_plain(request: PodResourceRequest, node_info: fw.NodeInfo) -> bool:
     )
 
 
-def fits(pod: Pod, node_info: fw.NodeInfo) -> list[InsufficientResource]:
+def fits(
+    pod: Pod, node_info: fw.NodeInfo, dra_resources: Container[str] | None = None
+) -> list[InsufficientResource]:
     """Upstream ``Fits``: :func:`fits_request` for ``pod``, nothing ignored."""
-    return fits_request(compute_pod_resource_request(pod), node_info)
+    return fits_request(compute_pod_resource_request(pod), node_info, dra_resources=dra_resources)
 
 
-def is_fit(pod: Pod, node: Node | None) -> bool:
+def is_fit(pod: Pod, node: Node | None, dra_resources: Container[str] | None = None) -> bool:
     """Whether ``pod`` fits an empty ``node`` (upstream ``isFit``); False for no node."""
     if node is None:
         return False
-    return not fits(pod, fw.NodeInfo(node))
+    return not fits(pod, fw.NodeInfo(node), dra_resources)
 
 
-def have_any_requested_resources_increased(pod: Pod, original: Node, modified: Node) -> bool:
+def have_any_requested_resources_increased(
+    pod: Pod, original: Node, modified: Node, dra_resources: Container[str] | None = None
+) -> bool:
     """Whether the node update raised the pod limit or the allocatable of a resource the pod
-    requests (upstream ``haveAnyRequestedResourcesIncreased``)."""
+    requests, or the node leaves a requested resource to DRA (upstream
+    ``haveAnyRequestedResourcesIncreased``)."""
     request = compute_pod_resource_request(pod)
     before = original.status.allocatable
     after = modified.status.allocatable
@@ -467,7 +499,11 @@ def have_any_requested_resources_increased(pod: Pod, original: Node, modified: N
         if amount > 0 and after.get(name, 0) > before.get(name, 0):
             return True
     return any(
-        amount != 0 and after.get(name, 0) > before.get(name, 0)
+        amount != 0
+        and (
+            after.get(name, 0) > before.get(name, 0)
+            or (dra_resources is not None and after.get(name, 0) <= 0 and name in dra_resources)
+        )
         for name, amount in request.scalar.items()
     )
 
@@ -478,6 +514,10 @@ def have_any_requested_resources_increased(pod: Pod, original: Node, modified: N
 
 _PRE_FILTER: Final = fw.StateKey[PodResourceRequest]("PreFilter" + NAME)
 _PRE_SCORE: Final = fw.StateKey[list[int]]("PreScore" + NAME)
+#: DRAExtendedResource: the resource -> DeviceClass mapping as PreFilter found it.
+_DRA_MAPPING: Final = fw.StateKey["dict[str, DeviceClass]"]("PreFilterDRA" + NAME)
+#: DRAExtendedResource: the DRA data Score reads (absent when no scored resource is DRA's).
+_DRA_SCORE: Final = fw.StateKey[DRAScoreState]("PreScoreDRA" + NAME)
 
 
 def _build_scorer(strategy: ScoringStrategy) -> Scorer:
@@ -555,6 +595,8 @@ class Fit(
         self._handle = handle
         self._ignored_resources = frozenset(args.ignored_resources)
         self._ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        self._dra_extended = handle.features.enabled("DRAExtendedResource")
+        self._cel = CELCache()
         strategy = args.scoring_strategy
         self._scorer = ResourceAllocationScorer(
             strategy.type,
@@ -581,9 +623,15 @@ class Fit(
     def pre_filter(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
     ) -> fw.PreFilterResult | fw.Status | None:
-        """Compute the pod's effective requests once for every Filter call."""
-        state[_PRE_FILTER] = compute_pod_resource_request(pod)
+        """Compute the pod's effective requests once for every Filter call (and, with
+        DRAExtendedResource, which resources DeviceClasses provide)."""
+        request = state[_PRE_FILTER] = compute_pod_resource_request(pod)
+        if self._dra_extended and any(is_dra_extended_resource_name(n) for n in request.scalar):
+            state[_DRA_MAPPING] = self._dra_mapping()
         return None
+
+    def _dra_mapping(self) -> dict[str, DeviceClass]:
+        return device_class_mapping(self._handle.shared_dra_manager().device_classes())
 
     def resource_bound(self, state: fw.CycleState) -> tuple[tuple[int, int, int], bool] | None:
         """The pod's cpu/memory/ephemeral-storage request as :meth:`filter` checks it, and
@@ -612,8 +660,17 @@ class Fit(
             )
         if not request.scalar and _fits_plain(request, node_info):
             return None
+        dra_resources: Container[str] | None = None
+        if self._dra_extended:
+            # PreFilter's mapping; none when the pod names no extended resource (then no
+            # class can provide what it asks for).
+            dra_resources = state.get(_DRA_MAPPING)
         insufficient = fits_request(
-            request, node_info, self._ignored_resources, self._ignored_resource_groups
+            request,
+            node_info,
+            self._ignored_resources,
+            self._ignored_resource_groups,
+            dra_resources,
         )
         if not insufficient:
             return None
@@ -712,23 +769,38 @@ class Fit(
     def pre_score(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
     ) -> fw.Status | None:
-        """Compute the pod's non-zero request per scored resource once."""
+        """Compute the pod's non-zero request per scored resource once (and, with
+        DRAExtendedResource, the DRA data when a scored resource is DRA-backed)."""
         state[_PRE_SCORE] = self._scorer.pod_requests(pod)
+        dra = self._dra_score_state()
+        if dra is not None:
+            state[_DRA_SCORE] = dra
         return None
+
+    def _dra_score_state(self) -> DRAScoreState | None:
+        if not self._dra_extended:
+            return None
+        return dra_score_state(self._handle.shared_dra_manager(), self._scorer.names)
+
+    def _dra_of(self, state: fw.CycleState, requests: list[int] | None) -> DRAScoreState | None:
+        # PreScore's data, or (Score without PreScore) the same gathered now, as upstream.
+        return state.get(_DRA_SCORE) if requests is not None else self._dra_score_state()
 
     def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
         """The strategy's score for the node (computed on the fly without PreScore)."""
         requests = state.get(_PRE_SCORE)
+        dra = self._dra_of(state, requests)
         if requests is None:
             requests = self._scorer.pod_requests(pod)
-        return self._scorer.score(node_info, requests)
+        return self._scorer.score(node_info, requests, dra_totals(dra, self._cel))
 
     def score_many(self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]) -> list[int]:
         """:meth:`score` of every node, in order (the framework's batch form)."""
         requests = state.get(_PRE_SCORE)
+        dra = self._dra_of(state, requests)
         if requests is None:
             requests = self._scorer.pod_requests(pod)
-        return self._scorer.score_many(nodes, requests)
+        return self._scorer.score_many(nodes, requests, dra_totals(dra, self._cel))
 
     def score_batch(
         self, state: fw.CycleState, pod: Pod, columns: fw.NodeColumns, rows: npt.NDArray[np.intp]
@@ -736,7 +808,7 @@ class Fit(
         """:meth:`score` of the nodes at ``rows`` (the framework's batch path; the
         LeastAllocated strategy on cpu and memory, ``None`` otherwise)."""
         requests = state.get(_PRE_SCORE)
-        if requests is None:
+        if requests is None or _DRA_SCORE in state:
             return None
         return self._scorer.score_columns(columns, rows, requests)
 
@@ -746,9 +818,10 @@ class Fit(
         """Deleted or scaled-down pods free room; a new or grown node may have room.
 
         Upstream registers the scale-down of the pod being scheduled as a ``TargetPod`` event;
-        here that is the unscheduled-pod update, whose hint checks it is the same pod.
+        here that is the unscheduled-pod update, whose hint checks it is the same pod. With
+        DRAExtendedResource a new or changed DeviceClass may provide a requested resource.
         """
-        return (
+        events = (
             fw.ClusterEventWithHint(
                 fw.ClusterEvent(fw.EventResource.ASSIGNED_POD, fw.ActionType.DELETE),
                 self.is_schedulable_after_assigned_pod_delete,
@@ -771,6 +844,38 @@ class Fit(
                 self.is_schedulable_after_pod_scale_down,
             ),
         )
+        if not self._dra_extended:
+            return events
+        return (
+            *events,
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(
+                    fw.EventResource.DEVICE_CLASS, fw.ActionType.ADD | fw.ActionType.UPDATE
+                ),
+                self.is_schedulable_after_device_class_event,
+            ),
+        )
+
+    def is_schedulable_after_device_class_event(
+        self, pod: Pod, old_obj: object, new_obj: object
+    ) -> fw.QueueingHint:
+        """Queue when the added class's implicit name, or the new or changed
+        ``extendedResourceName``, is a resource the pod requests (upstream
+        ``isSchedulableAfterDeviceClassEvent``)."""
+        if not isinstance(new_obj, DeviceClass) or not (
+            old_obj is None or isinstance(old_obj, DeviceClass)
+        ):
+            raise TypeError(f"expected a DeviceClass, got {type(new_obj).__name__}")
+        requests = pod.requests
+        if old_obj is not None:
+            if (old_obj.extended_resource_name or "") == (new_obj.extended_resource_name or ""):
+                return fw.QueueingHint.QUEUE_SKIP
+        elif IMPLICIT_PREFIX + new_obj.name in requests:
+            return fw.QueueingHint.QUEUE
+        name = new_obj.extended_resource_name
+        if name is not None and name in requests:
+            return fw.QueueingHint.QUEUE
+        return fw.QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_assigned_pod_delete(
         self, pod: Pod, old_obj: object, new_obj: object
@@ -810,10 +915,15 @@ class Fit(
         """Queue for a new node the pod fits, or an update that grew what the pod needs."""
         modified = _node(new_obj)
         original = None if old_obj is None else _node(old_obj)
-        if not is_fit(pod, modified):
+        dra_resources = (
+            self._dra_mapping()
+            if self._dra_extended and any(is_dra_extended_resource_name(n) for n in pod.requests)
+            else None
+        )
+        if not is_fit(pod, modified, dra_resources):
             return fw.QueueingHint.QUEUE_SKIP
         if original is None:
             return fw.QueueingHint.QUEUE
-        if not have_any_requested_resources_increased(pod, original, modified):
+        if not have_any_requested_resources_increased(pod, original, modified, dra_resources):
             return fw.QueueingHint.QUEUE_SKIP
         return fw.QueueingHint.QUEUE

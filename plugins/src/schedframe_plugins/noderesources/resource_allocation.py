@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from schedframe import framework as fw
-from schedframe.objects import Pod, is_scalar_resource_name
+from schedframe.objects import Node, Pod, is_scalar_resource_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_RESOURCES",
     "CpuMemoryKernel",
+    "DRATotals",
     "ResourceAllocationScorer",
     "ResourceSpec",
     "Scorer",
@@ -62,6 +63,10 @@ Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 #: batch form for the resources ``(cpu, memory)``, equal node for node to
 #: :meth:`ResourceAllocationScorer.score` with its scorer.
 CpuMemoryKernel = Callable[[Sequence[fw.NodeInfo], int, int, bool], list[int]]
+#: ``totals(node, resource) -> (allocatable, allocated)``: the devices of the DeviceClass
+#: providing ``resource`` that the node reaches, and how many of them are allocated
+#: (DRAExtendedResource); ``(0, 0)`` when no class provides it.
+DRATotals = Callable[[Node, str], tuple[int, int]]
 #: ``kernel(columns, rows, cpu_request, memory_request, use_requested) -> scores``: the same
 #: over the snapshot's NumPy columns, or ``None`` when the arrays cannot give the exact answer.
 ColumnsKernel = Callable[
@@ -116,8 +121,22 @@ class ResourceAllocationScorer:
         requests = pod.requests if self.use_requested else pod.non_zero_requests
         return [requests.get(name, 0) for name in self._names]
 
-    def score(self, node_info: fw.NodeInfo, pod_requests: Sequence[int]) -> int:
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The configured resources' names, in order."""
+        return self._names
+
+    def score(
+        self,
+        node_info: fw.NodeInfo,
+        pod_requests: Sequence[int],
+        dra_totals: DRATotals | None = None,
+    ) -> int:
         """The node's score for a pod whose per-resource requests are ``pod_requests``.
+
+        With ``dra_totals`` (DRAExtendedResource), a requested scalar resource the node does
+        not advertise counts the devices DRA provides for it instead, as upstream's
+        ``calculateResourceAllocatableRequest``.
 
         Raises:
             ValueError: no resources are configured (upstream's "resources not found").
@@ -145,11 +164,19 @@ class ResourceAllocationScorer:
                 # A scalar resource the pod does not ask for is left out of the score, and
                 # names the scheduler does not track as scalars (pods, storage) count as absent.
                 continue
-            elif name in node_allocatable:
-                alloc = node_allocatable[name]
-                used = node_requested.get(name, 0)
             else:
-                continue
+                alloc = node_allocatable.get(name, 0)
+                if alloc == 0 and dra_totals is not None:
+                    node = node_info.node
+                    dra_alloc, dra_used = (0, 0) if node is None else dra_totals(node, name)
+                    if dra_alloc > 0:
+                        allocatable[i] = dra_alloc
+                        allocated[i] = dra_used
+                        requested[i] = dra_used + pod_request
+                        continue
+                if name not in node_allocatable:
+                    continue
+                used = node_requested.get(name, 0)
             if alloc == 0:
                 continue
             allocatable[i] = alloc
@@ -157,14 +184,19 @@ class ResourceAllocationScorer:
             requested[i] = used + pod_request
         return self.scorer(requested, allocated, allocatable)
 
-    def score_many(self, nodes: Sequence[fw.NodeInfo], pod_requests: Sequence[int]) -> list[int]:
+    def score_many(
+        self,
+        nodes: Sequence[fw.NodeInfo],
+        pod_requests: Sequence[int],
+        dra_totals: DRATotals | None = None,
+    ) -> list[int]:
         """:meth:`score` of every node in ``nodes``, in order (one pass, no per-node lists
-        when the strategy has a kernel for cpu and memory)."""
+        when the strategy has a kernel for cpu and memory, which DRA never provides)."""
         kernel = self._cpu_memory_kernel
         if kernel is not None:
             return kernel(nodes, pod_requests[0], pod_requests[1], self.use_requested)
         score = self.score
-        return [score(ni, pod_requests) for ni in nodes]
+        return [score(ni, pod_requests, dra_totals) for ni in nodes]
 
     def score_columns(
         self,
