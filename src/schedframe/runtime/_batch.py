@@ -921,8 +921,13 @@ class _Undecided:
                     raised[alive[len(results)]] = failure
                     results.append(None)
             if rec is not None:  # a sampled cycle: the plugin over these rows, as one call
-                code = "Error" if raised else "Success"
-                rec.plugin_duration(name, "Filter", code, time.perf_counter() - began)
+                elapsed = time.perf_counter() - began
+                erred = bool(raised) or any(
+                    not_status(s) or (s.code is Code.ERROR)
+                    for s in results
+                    if s is not None and (type(s) is not Status or s.code is not success)
+                )
+                rec.plugin_duration(name, "Filter", "Error" if erred else "Success", elapsed)
             if not raised and results.count(None) == len(results):
                 continue  # every row passes (the usual case)
             survivors: list[int] = []
