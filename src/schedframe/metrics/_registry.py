@@ -431,12 +431,12 @@ class SchedulerMetrics:
                     evaluations[(plugin, point, profile)] = float(count)
         with self._lock:
             counters = {k: dict(v) for k, v in self._counters.items()}
-        if evaluations:
-            counters["scheduler_plugin_evaluation_total"] = evaluations
             histograms = {
                 k: {lab: (list(h.counts), h.total) for lab, h in v.items()}
                 for k, v in self._histograms.items()
             }
+        if evaluations:
+            counters["scheduler_plugin_evaluation_total"] = evaluations
         for family in FAMILIES.values():
             labels = list(family.labels)
             if family.kind == "counter":
