@@ -252,19 +252,29 @@ def count_batch_filter(
         return
     n = len(verdicts)
     top = len(names)
-    rows = np.arange(start, start + visited, dtype=np.intp)
-    rows[rows >= n] -= n
-    first = np.where(verdicts == fw.FILTER_REJECT, deciders, top).astype(np.intp)
-    index = {name: k for k, name in enumerate(names)}
-    for row, status in tally.checked.items():
-        first[row] = index.get(status.plugin, top)
-    if error is not None:
-        first[rows[-1]] = index.get(error.plugin, top)
-    keep = np.ones(n, dtype=bool)
-    if tally.nominated is not None and len(tally.nominated):
-        keep[tally.nominated] = False  # counted as they ran, node by node
-    seen = first[rows[keep[rows]]]
-    at_least = np.bincount(seen, minlength=top + 1)[::-1].cumsum()[::-1]
+    # Positions 0..visited-1 in the per-node path's order, and their rows.
+    stop = start + visited
+    if stop <= n:
+        where = slice(start, stop)
+        first = np.where(verdicts[where] == fw.FILTER_REJECT, deciders[where], top)
+    else:
+        rows = np.arange(start, stop, dtype=np.intp)
+        rows[rows >= n] -= n
+        first = np.where(verdicts[rows] == fw.FILTER_REJECT, deciders[rows], top)
+    checked = tally.checked
+    if checked or error is not None:
+        index = {name: k for k, name in enumerate(names)}
+        for row, status in checked.items():
+            pos = (row - start) % n
+            if pos < visited:
+                first[pos] = index.get(status.plugin, top)
+        if error is not None:
+            first[visited - 1] = index.get(error.plugin, top)
+    nominated = tally.nominated
+    if nominated is not None and len(nominated):
+        pos = (nominated - start) % n
+        first[pos[pos < visited]] = top + 1  # counted as they ran, node by node
+    at_least = np.bincount(first, minlength=top + 2)[: top + 1][::-1].cumsum()[::-1]
     for k, name in enumerate(names):
         if name not in skip:
             counts[k] += int(at_least[k])
