@@ -272,8 +272,8 @@ def count_batch_filter(
             first[visited - 1] = index.get(error.plugin, top)
     nominated = tally.nominated
     if nominated is not None and len(nominated):
-        pos = (nominated - start) % n
-        first[pos[pos < visited]] = top + 1  # counted as they ran, node by node
+        at = (nominated - start) % n
+        first[at[at < visited]] = top + 1  # counted as they ran, node by node
     at_least = np.bincount(first, minlength=top + 2)[: top + 1][::-1].cumsum()[::-1]
     for k, name in enumerate(names):
         if name not in skip:
