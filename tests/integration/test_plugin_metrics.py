@@ -150,10 +150,13 @@ def test_sampled_cycles_record_each_plugin_and_point_with_its_status() -> None:
         ("Score", "Success", P): 1.0,
         ("Reserve", "Success", P): 1.0,
         ("Permit", "Success", P): 1.0,
+        # NominatedNodeNameForExpectation (beta, on): every PreBind plugin's pre-flight skips.
+        ("PreBindPreFlight", "Skip", P): 1.0,
         ("PreBind", "Success", P): 1.0,
         ("Bind", "Success", P): 1.0,
         ("PostBind", "Success", P): 1.0,
     }
+    assert durations[("VolumeBinding", "PreBindPreFlight", "Skip")] == 1.0
     # Every family, labels and bucket boundaries as upstream's, now with samples in each.
     samples = check_upstream_shape(metrics.exposition())
     assert samples["scheduler_plugin_execution_duration_seconds"]

@@ -44,6 +44,7 @@ EXTENSION_POINTS: Final = (
     "Score",
     "ScoreExtensionNormalize",
     "PreBind",
+    "PreBindPreFlight",
     "Bind",
     "PostBind",
     "Reserve",

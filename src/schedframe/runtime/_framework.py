@@ -1522,6 +1522,7 @@ class Framework:
 
         wp.on_done(done)
 
+    @extension_point("PreBindPreFlight")
     def run_pre_bind_pre_flights(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
@@ -1534,6 +1535,7 @@ class Framework:
         """
         returning: Status | None = Status(Code.SKIP)
         skipped: set[str] = set()
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for plugin in self.pre_bind_plugins:
             name = plugin.name
             pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
@@ -1541,7 +1543,10 @@ class Framework:
                 returning = None
                 continue
             try:
-                status = pre_flight(state, pod, node_name)
+                if rec is not None:
+                    status = timed(rec, name, "PreBindPreFlight", pre_flight, state, pod, node_name)
+                else:
+                    status = pre_flight(state, pod, node_name)
             except Exception as exc:
                 return _raised(f'running PreBindPreFlight "{name}"', exc, name)
             if status is None or status.is_success():
