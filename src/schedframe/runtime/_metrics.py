@@ -252,8 +252,22 @@ def count_batch_filter(
         return
     n = len(verdicts)
     top = len(names)
-    # Positions 0..visited-1 in the per-node path's order, and their rows.
+    # Positions 0..visited-1 in the per-node path's order: one or two runs of rows.
     stop = start + visited
+    parts = (verdicts[start:stop],) if stop <= n else (verdicts[start:], verdicts[: stop - n])
+    checked = tally.checked
+    nominated = tally.nominated
+    if (
+        not checked
+        and error is None
+        and (nominated is None or not len(nominated))
+        and not any((part == fw.FILTER_REJECT).any() for part in parts)
+    ):
+        # Every node visited passes every plugin (the usual case).
+        for k, name in enumerate(names):
+            if name not in skip:
+                counts[k] += visited
+        return
     if stop <= n:
         where = slice(start, stop)
         first = np.where(verdicts[where] == fw.FILTER_REJECT, deciders[where], top)
@@ -261,7 +275,6 @@ def count_batch_filter(
         rows = np.arange(start, stop, dtype=np.intp)
         rows[rows >= n] -= n
         first = np.where(verdicts[rows] == fw.FILTER_REJECT, deciders[rows], top)
-    checked = tally.checked
     if checked or error is not None:
         index = {name: k for k, name in enumerate(names)}
         for row, status in checked.items():
@@ -270,11 +283,10 @@ def count_batch_filter(
                 first[pos] = index.get(status.plugin, top)
         if error is not None:
             first[visited - 1] = index.get(error.plugin, top)
-    nominated = tally.nominated
     if nominated is not None and len(nominated):
         at = (nominated - start) % n
         first[at[at < visited]] = top + 1  # counted as they ran, node by node
-    at_least = np.bincount(first, minlength=top + 2)[: top + 1][::-1].cumsum()[::-1]
+    at_least = np.bincount(first, minlength=top + 2)[: top + 1][::-1].cumsum()[::-1].tolist()
     for k, name in enumerate(names):
         if name not in skip:
-            counts[k] += int(at_least[k])
+            counts[k] += at_least[k]

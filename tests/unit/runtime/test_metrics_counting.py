@@ -69,3 +69,11 @@ def test_status_labels_are_upstream_code_names() -> None:
     )
     assert status_label((None, Status(Code.UNSCHEDULABLE))) == "Unschedulable"
     assert status_label(42) == "Success"  # a score
+
+
+def test_every_visited_row_passing_counts_each_plugin_once_per_row() -> None:
+    # Undecided rows that are not among the rejected ones passed node by node.
+    tally = _tally([PASS, CHECK, PASS, REJECT, PASS], [-1, 1, -1, 0, -1])
+    counts = [0, 0, 0]
+    count_batch_filter(counts, NAMES, {"C"}, tally, start=4, visited=3, error=None)
+    assert counts == [3, 3, 0]
