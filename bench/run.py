@@ -29,6 +29,7 @@ Usage::
     python bench/run.py --quick                           # 1/10 scale, one run: a smoke run
     python bench/run.py --json results.json --compare old.json
     python bench/run.py --workload SchedulingBasic/5000Nodes --profile prof.out   # cProfile
+    python bench/run.py --workload SchedulingBasic/5000Nodes --metrics   # SchedulerMetrics on
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ WORKLOADS = HERE / "workloads"
 TEMPLATES = WORKLOADS / "templates.yaml"
 QUICK_SCALE = 0.1
 DEFAULT_RUNS = 5
+#: Set (by ``--metrics``) for the runs to attach :class:`schedframe.metrics.SchedulerMetrics`.
+METRICS_ENV = "SCHEDFRAME_BENCH_METRICS"
 #: Go's zone label, and the hostname label the node preparer sets.
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
@@ -199,7 +202,19 @@ def run_once(
     imported = time.perf_counter()
     config, registry = _config_with(workload.get("extraPlugins", ()))
     real = mode == "real"
-    sched = Scheduler.from_config(config, deterministic=not real, seed=0, registry=registry)
+    metrics = bool(os.environ.get(METRICS_ENV))  # --metrics: SchedulerMetrics attached
+    if metrics:
+        from schedframe.hooks import plugin_manager
+        from schedframe.metrics import SchedulerMetrics
+    sched = Scheduler.from_config(
+        config,
+        deterministic=not real,
+        seed=0,
+        registry=registry,
+        hooks=plugin_manager(load_entry_points=False) if metrics else None,
+    )
+    if metrics:
+        SchedulerMetrics().attach(sched)
     built = time.perf_counter()
     backend: Any = sched.backend
     clock = sched.clock
@@ -898,8 +913,13 @@ def main(argv: list[str] | None = None) -> int:
         "threads), both of those (the default), or kubernetes (the Kubernetes backend "
         "against the testing kit's fake API server in another process, pods pre-created)",
     )
+    parser.add_argument(
+        "--metrics", action="store_true", help="attach SchedulerMetrics (as `schedframe run`)"
+    )
     parser.add_argument("--child", metavar="NAME", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.metrics:
+        os.environ[METRICS_ENV] = "1"  # inherited by the child runs
 
     workloads = load_workloads()
     scale = args.scale if args.scale is not None else (QUICK_SCALE if args.quick else 1.0)

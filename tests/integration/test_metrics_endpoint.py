@@ -80,6 +80,14 @@ def test_schedframe_run_serves_upstream_families(
             thread.join(30)
     assert not errors, errors
     samples = check_upstream_shape(text)
+    # Plugin evaluations, and extension points with their status, failed cycles included.
+    evaluations = samples["scheduler_plugin_evaluation"]
+    fit = (("extension_point", "Filter"), ("plugin", "NodeResourcesFit"), ("profile", "schedframe"))
+    assert evaluations[("scheduler_plugin_evaluation_total", fit)] >= 4.0
+    points = samples["scheduler_framework_extension_point_duration_seconds"]
+    rejected = (("extension_point", "PostFilter"), ("profile", "schedframe"))
+    key = ("scheduler_framework_extension_point_duration_seconds_count", rejected)
+    assert points[(key[0], (*key[1], ("status", "Unschedulable")))] >= 1.0
     attempts = samples["scheduler_schedule_attempts"]
     assert (
         attempts[

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import random
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, Literal, final
@@ -43,6 +44,7 @@ EXTENSION_POINTS: Final = (
     "Score",
     "ScoreExtensionNormalize",
     "PreBind",
+    "PreBindPreFlight",
     "Bind",
     "PostBind",
     "Reserve",
@@ -202,19 +204,36 @@ class SchedulerMetrics:
     call :meth:`attach`) and a ``prometheus_client`` registry of its own.
 
     Fed by the observer hooks: attempts by result, attempt and end-to-end durations,
-    extension-point durations of successful cycles, preemption attempts and victims,
-    unschedulable pods by rejecting plugin, event handling durations; read from the
-    scheduler's queue at scrape time: pending pods by queue, incoming pods by queue and
-    event, pods scheduled after a flush. ``scheduler_plugin_execution_duration_seconds`` and
-    ``scheduler_plugin_evaluation_total`` are declared with upstream's labels and buckets but
-    stay empty: the framework does not report per-plugin calls to observers.
+    preemption attempts and victims, unschedulable pods by rejecting plugin, event handling
+    durations; read from the scheduler's queue at scrape time: pending pods by queue,
+    incoming pods by queue and event, pods scheduled after a flush. As every profile's
+    :attr:`~schedframe.runtime.Framework.metrics_recorder` (set by :meth:`attach`): every
+    extension point's runs with the status they returned, and the plugin durations of the
+    cycles sampled (``plugin_sample_percent`` of them, upstream's
+    ``pluginMetricsSamplePercent``, drawn from a random source of their own seeded with the
+    scheduler's seed, so placements do not change); read from the profiles at scrape time:
+    plugin evaluations.
+
+    Args:
+        plugin_sample_percent: percent of scheduling cycles whose plugin durations are
+            recorded, 0 to 100.
 
     Raises:
         ImportError: prometheus-client is not installed (``pip install 'schedframe[metrics]'``).
+        ValueError: ``plugin_sample_percent`` is outside 0..100.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, plugin_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT) -> None:
         from prometheus_client.registry import CollectorRegistry
+
+        if not 0 <= plugin_sample_percent <= 100:
+            raise ValueError(
+                "SchedulerMetrics: plugin_sample_percent must be within 0..100, "
+                f"got {plugin_sample_percent}"
+            )
+        #: Percent of scheduling cycles whose plugin durations are recorded.
+        self.plugin_sample_percent = plugin_sample_percent
+        self._sampler = random.Random(0)
 
         self._lock = threading.Lock()
         self._counters: dict[str, dict[_Labels, float]] = {}
@@ -241,6 +260,11 @@ class SchedulerMetrics:
             )
         scheduler.hooks.register(self, name=f"schedframe-metrics-{id(self)}")
         self._scheduler = scheduler
+        # Seeded from the scheduler's seed, apart from its rng: sampling draws nothing from
+        # the source that breaks ties, so placements are those of a run without metrics.
+        self._sampler = random.Random(scheduler.seed)
+        for fwk in scheduler.profiles.values():
+            fwk.metrics_recorder = self
         queue = scheduler.queue
         if hasattr(queue, "on_incoming"):
             queue.on_incoming = self._on_incoming
@@ -281,6 +305,31 @@ class SchedulerMetrics:
                 hist = series[labels] = _Histogram([0] * (len(bounds) + 1))
             hist.counts[bisect.bisect_left(bounds, value)] += 1
             hist.total += value
+
+    def sample_cycle(self) -> bool:
+        """Whether the scheduling cycle starting now records plugin durations (upstream
+        ``rand.Intn(100) < pluginMetricsSamplePercent``); one draw per cycle."""
+        return self._sampler.randrange(100) < self.plugin_sample_percent
+
+    def plugin_duration(
+        self, plugin: str, extension_point: str, status: str, seconds: float
+    ) -> None:
+        """One plugin call of a sampled cycle (upstream ``ObservePluginDurationAsync``)."""
+        self._observe(
+            "scheduler_plugin_execution_duration_seconds",
+            (plugin, extension_point, status),
+            seconds,
+        )
+
+    def extension_point_duration(
+        self, extension_point: str, status: str, profile: str, seconds: float
+    ) -> None:
+        """One run of an extension point (upstream ``FrameworkExtensionPointDuration``)."""
+        self._observe(
+            "scheduler_framework_extension_point_duration_seconds",
+            (extension_point, status, profile),
+            seconds,
+        )
 
     def _on_incoming(self, pod: Pod, queue: str, event: str) -> None:
         self._inc("scheduler_queue_incoming_pods_total", (queue, event))
@@ -325,16 +374,6 @@ class SchedulerMetrics:
         total = durations.get("Total")
         if total is not None:
             self._observe("scheduler_scheduling_attempt_duration_seconds", (result, profile), total)
-        if result != "scheduled":
-            return  # which point rejected the pod is not reported: no status label to give
-        for point, seconds in durations.items():
-            # Upstream does not time Filter as a whole (it runs per node).
-            if point in EXTENSION_POINTS and point != "Filter":
-                self._observe(
-                    "scheduler_framework_extension_point_duration_seconds",
-                    (point, "Success", profile),
-                    seconds,
-                )
 
     @impl
     def schedframe_preemption_attempted(self) -> None:
@@ -386,12 +425,19 @@ class SchedulerMetrics:
         )
 
         gauges = self._gauges()
+        evaluations: dict[_Labels, float] = {}
+        if self._scheduler is not None:
+            for profile, fwk in self._scheduler.profiles.items():
+                for (plugin, point), count in fwk.plugin_evaluations().items():
+                    evaluations[(plugin, point, profile)] = float(count)
         with self._lock:
             counters = {k: dict(v) for k, v in self._counters.items()}
             histograms = {
                 k: {lab: (list(h.counts), h.total) for lab, h in v.items()}
                 for k, v in self._histograms.items()
             }
+        if evaluations:
+            counters["scheduler_plugin_evaluation_total"] = evaluations
         for family in FAMILIES.values():
             labels = list(family.labels)
             if family.kind == "counter":

@@ -10,6 +10,7 @@ from schedframe.runtime._framework import (
     PluginRuntimeError,
     PluginScores,
 )
+from schedframe.runtime._metrics import PluginMetricsRecorder
 from schedframe.runtime._registry import ENTRY_POINT_GROUP, PluginFactory, PluginSource, Registry
 from schedframe.runtime._standalone import ClusterView, RecordedEvent, RecordingEventRecorder
 from schedframe.runtime._waiting_pods import (
@@ -28,6 +29,7 @@ __all__ = [
     "Framework",
     "NodeScores",
     "PluginFactory",
+    "PluginMetricsRecorder",
     "PluginRuntimeError",
     "PluginScores",
     "PluginSource",

@@ -23,6 +23,7 @@ from schedframe.framework import batch as fb
 from schedframe.framework._columns import _added_sums
 from schedframe.framework.batch import declares
 from schedframe.runtime._guard import SHUTDOWN, bad_result, check_scores, describe, not_status
+from schedframe.runtime._metrics import FilterTally, count_batch_filter, timed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -138,10 +139,11 @@ class BatchEngine:
         return None if found is None else found[:3]
 
     def _with_deciders(
-        self, state: CycleState, pod: Pod, columns: fw.NodeColumns
+        self, state: CycleState, pod: Pod, columns: fw.NodeColumns, tally: FilterTally | None = None
     ) -> WithPending | None:
         """:meth:`filter_batch_with_deciders`, the rows' pending masks and the mask all rows
-        share, if they do (see :meth:`_batch_verdicts`)."""
+        share, if they do (see :meth:`_batch_verdicts`). With a ``tally`` (evaluations are
+        counted), nodes with nominated pods are left to the per-node path, which counts them."""
         found = self._batch_verdicts(state, pod, columns)
         if found is None:
             return None
@@ -154,9 +156,15 @@ class BatchEngine:
             index = columns.index
             known = np.fromiter((index[name] for name in nominated if name in index), dtype=np.intp)
             rows = known[verdicts[known] == fw.FILTER_PASS].tolist()
-            if rows:
+            if tally is not None:
+                verdicts[known] = fw.FILTER_CHECK
+                tally.nominated = known
+                same = None
+            elif rows:
                 self._nominated_verdicts(state, pod, columns, rows, verdicts, deciders, what_if)
                 same = None
+        if tally is not None:
+            tally.verdicts, tally.deciders = verdicts, deciders
         return verdicts, deciders, what_if, pending, same
 
     def _batch_verdicts(
@@ -181,13 +189,17 @@ class BatchEngine:
         )
         decided = False
         uniform = True
+        rec = self._fwk.metrics_recorder if state.record_plugin_metrics else None
         for k, (name, _, batch, _) in enumerate(self._batch_filters):
             if skip and name in skip:
                 continue
             result = None
             if batch is not None:
                 try:
-                    result = batch(state, pod, columns)
+                    if rec is not None:  # a sampled cycle: the batch call is timed as one
+                        result = timed(rec, name, "Filter", batch, state, pod, columns)
+                    else:
+                        result = batch(state, pod, columns)
                 except Exception as exc:  # the plugin's filter reports it, node by node
                     self._fwk.fast_path_failed(name, "filter_batch", exc)
                     result = None
@@ -321,6 +333,8 @@ class BatchEngine:
         """
         name, filter_fn, _, batch = self._batch_filters[plugin_index]
         statuses: Sequence[Status | None] | None = None
+        rec = self._fwk.metrics_recorder if state.record_plugin_metrics else None
+        began = time.perf_counter() if rec is not None else 0.0
         try:
             if batch is not None:
                 statuses = self._try_fast(
@@ -330,7 +344,11 @@ class BatchEngine:
                 infos = columns.infos
                 statuses = [filter_fn(state, pod, infos[r]) for r in rows.tolist()]
         except Exception:
+            if rec is not None:
+                rec.plugin_duration(name, "Filter", "Error", time.perf_counter() - began)
             return None
+        if rec is not None:  # a sampled cycle: the statuses of the rows, timed as one call
+            rec.plugin_duration(name, "Filter", "Success", time.perf_counter() - began)
         # Plugins share one Status among many nodes: check and name each object once.
         distinct = dict(zip(map(id, statuses), statuses, strict=True))
         stamped: dict[int, Status] = {}
@@ -360,11 +378,19 @@ class BatchEngine:
             totals = np.zeros(len(rows), dtype=np.int64)
             nodes: list[NodeInfo] | None = None
             names: list[str] | None = None
-            for (name, score_fn, normalize_fn, weight, score_many), (_, batch, norm_batch) in zip(
-                self._fwk._score_fns, self._batch_scores, strict=True
-            ):
+            # Sampled cycles: each plugin's Score and NormalizeScore work over the rows is one
+            # call (timed as one); evaluations are counted once the totals stand.
+            rec = self._fwk.metrics_recorder
+            sampled = rec is not None and state.record_plugin_metrics
+            scored: list[int] = []
+            for k, (
+                (name, score_fn, normalize_fn, weight, score_many),
+                (_, batch, norm_batch),
+            ) in enumerate(zip(self._fwk._score_fns, self._batch_scores, strict=True)):
                 if skip and name in skip:
                     continue
+                scored.append(k)
+                began = time.perf_counter() if sampled else 0.0
                 try:
                     scores = (
                         self._try_fast(name, "score_batch", batch, state, pod, columns, rows)
@@ -384,6 +410,10 @@ class BatchEngine:
                         if check_scores(listed, len(nodes)) is not None:
                             return None  # not one integer per node: the plain path says so
                         scores = np.array(listed, dtype=np.int64)
+                    if rec is not None and sampled:
+                        now = time.perf_counter()
+                        rec.plugin_duration(name, "Score", "Success", now - began)
+                        began = now
                     if normalize_fn is not None:
                         normalized = (
                             self._try_fast(name, "normalize_batch", norm_batch, state, pod, scores)
@@ -401,6 +431,9 @@ class BatchEngine:
                                 return None
                             normalized = np.array(nsl.scores, dtype=np.int64)
                         scores = normalized
+                        if rec is not None and sampled:
+                            seconds = time.perf_counter() - began
+                            rec.plugin_duration(name, "ScoreExtensionNormalize", "Success", seconds)
                 except SHUTDOWN:
                     raise
                 except BaseException:
@@ -408,14 +441,42 @@ class BatchEngine:
                 if len(scores) and _outside_score_range(scores):
                     return None
                 totals += scores * weight
+            evals = self._fwk._evaluations
+            if rec is not None and evals is not None:
+                counts = evals.counts["Score"]
+                for k in scored:
+                    counts[k] += len(rows)  # the per-node path's one call per node
             return totals
         finally:
             state.durations["Score"] = time.perf_counter() - started
 
+    def count_filter_evaluations(
+        self,
+        state: CycleState,
+        tally: FilterTally,
+        start: int,
+        visited: int,
+        error: Status | None,
+    ) -> None:
+        """Count the Filter evaluations of a :meth:`filter_rows` search that visited
+        ``visited`` nodes from ``start`` on (see
+        :func:`~schedframe.runtime._metrics.count_batch_filter`); nothing without a recorder."""
+        evals = self._fwk._evaluations
+        if evals is None or self._fwk.metrics_recorder is None:
+            return
+        counts, names = evals.counts["Filter"], evals.names["Filter"]
+        count_batch_filter(counts, names, state.skip_filter_plugins, tally, start, visited, error)
+
     # -- rows from a start node on (the scheduling cycle's search) --------------------------
 
     def filter_rows(
-        self, state: CycleState, pod: Pod, columns: fw.NodeColumns, start: int, num_to_find: int
+        self,
+        state: CycleState,
+        pod: Pod,
+        columns: fw.NodeColumns,
+        start: int,
+        num_to_find: int,
+        tally: FilterTally | None = None,
     ) -> BatchFiltered | None:
         """Upstream ``findNodesThatPassFilters`` over every node of ``columns`` from row
         ``start`` on (wrapping round), stopping at ``num_to_find`` feasible nodes, with the
@@ -426,11 +487,12 @@ class BatchEngine:
         order, the count of nodes processed and the error are those of the per-node path.
         When no node is feasible every node's status is gathered, rejected nodes' through
         :meth:`rejection_statuses`. ``None`` when the batch path does not apply (the caller
-        then runs the per-node path).
+        then runs the per-node path). ``tally``, when given, receives what
+        :func:`~schedframe.runtime._metrics.count_batch_filter` needs to count evaluations.
         """
         import numpy as np
 
-        with_pending = self._with_deciders(state, pod, columns)
+        with_pending = self._with_deciders(state, pod, columns, tally)
         if with_pending is None:
             return None
         found: BatchVerdicts = with_pending[:3]
@@ -441,6 +503,8 @@ class BatchEngine:
             alike = self._filter_alike(state, pod, columns, pending, same, start, num_to_find)
             if alike is not None:
                 got, checked_alike = alike
+                if tally is not None:
+                    tally.checked = checked_alike
                 if got is not None:
                     return got
                 return self._all_statuses(state, pod, columns, start, found, checked_alike)
@@ -460,6 +524,8 @@ class BatchEngine:
         head = candidates[:num_to_find]
         infos = columns.infos
         checked: dict[int, Status] = {}
+        if tally is not None:
+            tally.checked = checked
         if not len(candidates):
             return self._all_statuses(state, pod, columns, start, found, checked)
         if not (rotated[head] == fw.FILTER_CHECK).any():
@@ -830,6 +896,7 @@ class _Undecided:
         infos = self._infos
         alive: Sequence[int] = rows
         success = Code.SUCCESS
+        rec = self._fwk.metrics_recorder if state.record_plugin_metrics else None
         for name, fn, plain in chain:
             if skip and name in skip:
                 continue
@@ -837,6 +904,7 @@ class _Undecided:
                 nodes = pick(infos, alive)
             results: list[Status | None] = []
             raised: dict[int, Status] = {}
+            began = time.perf_counter() if rec is not None else 0.0
             while True:
                 rest = nodes[len(results) :] if results else nodes
                 try:
@@ -852,6 +920,14 @@ class _Undecided:
                     failure = _raised(f'running "{name}" filter plugin', exc, name)
                     raised[alive[len(results)]] = failure
                     results.append(None)
+            if rec is not None:  # a sampled cycle: the plugin over these rows, as one call
+                elapsed = time.perf_counter() - began
+                erred = bool(raised) or any(
+                    not_status(s) or (s.code is Code.ERROR)
+                    for s in results
+                    if s is not None and (type(s) is not Status or s.code is not success)
+                )
+                rec.plugin_duration(name, "Filter", "Error" if erred else "Success", elapsed)
             if not raised and results.count(None) == len(results):
                 continue  # every row passes (the usual case)
             survivors: list[int] = []

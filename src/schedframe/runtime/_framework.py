@@ -50,6 +50,14 @@ from schedframe.runtime._guard import (
     not_status,
     status_or_none,
 )
+from schedframe.runtime._metrics import (
+    PluginEvaluations,
+    PluginMetricsRecorder,
+    counted_filter,
+    counted_prepared,
+    extension_point,
+    timed,
+)
 from schedframe.runtime._object_store import KindLister
 from schedframe.runtime._standalone import (
     ClusterView,
@@ -321,6 +329,8 @@ class Framework:
         self.plugin_args: dict[str, object] = {}
         #: ``(plugin, fast form) -> how many times it raised`` (see :meth:`fast_path_failed`).
         self.fast_path_failures: dict[tuple[str, str], int] = {}
+        self._metrics_recorder: PluginMetricsRecorder | None = None
+        self._evaluations: PluginEvaluations | None = None
         #: The batch engine, filtering and scoring over the snapshot's columns.
         self.batch = BatchEngine(self)
         self._compile()
@@ -558,9 +568,46 @@ class Framework:
             self.enqueue_extensions.append((plugin.name, events))
         self._compile()
 
+    @property
+    def metrics_recorder(self) -> PluginMetricsRecorder | None:
+        """Where per-plugin and extension-point metrics go (set by
+        :meth:`SchedulerMetrics.attach <schedframe.metrics.SchedulerMetrics.attach>`);
+        ``None`` (the default): nothing is recorded or counted."""
+        return self._metrics_recorder
+
+    @metrics_recorder.setter
+    def metrics_recorder(self, recorder: PluginMetricsRecorder | None) -> None:
+        self._metrics_recorder = recorder
+        if recorder is not None and self._evaluations is None:
+            self._evaluations = PluginEvaluations()
+        self._compile()
+
+    def plugin_evaluations(self) -> dict[tuple[str, str], int]:
+        """``(plugin, extension point) -> evaluations`` since a recorder was attached
+        (upstream ``scheduler_plugin_evaluation_total``); empty without one."""
+        return {} if self._evaluations is None else self._evaluations.snapshot()
+
     def _compile(self) -> None:
         # Bound methods resolved once, so the per-node loops do no attribute lookups.
+        self._filter_fns: tuple[
+            tuple[str, Callable[[CycleState, Pod, NodeInfo], Status | None]], ...
+        ]
         self._filter_fns = tuple((p.name, p.filter) for p in self.filter_plugins)
+        rec, evals = self._metrics_recorder, self._evaluations
+        if rec is not None and evals is not None:
+            for point, plugins in (
+                ("PreFilter", self.pre_filter_plugins),
+                ("Filter", self.filter_plugins),
+                ("PreScore", self.pre_score_plugins),
+                ("Score", self.score_plugins),
+            ):
+                evals.rebuild(point, [p.name for p in plugins])
+            # Filter calls counted (and timed in sampled cycles) on the per-node path.
+            counts = evals.counts["Filter"]
+            self._filter_fns = tuple(
+                (name, counted_filter(rec, counts, k, name, fn))
+                for k, (name, fn) in enumerate(self._filter_fns)
+            )
         self._pre_filter_ext = tuple(
             (p.name, cast("fw.PreFilterExtensions", p))
             for p in self.pre_filter_plugins
@@ -850,6 +897,7 @@ class Framework:
                 return status.with_plugin(name)
         return None
 
+    @extension_point("PreFilter", lambda out: out[1])
     def run_pre_filter_plugins(
         self, state: CycleState, pod: Pod
     ) -> tuple[fw.PreFilterResult | None, Status | None, set[str]]:
@@ -868,11 +916,18 @@ class Framework:
         result: fw.PreFilterResult | None = None
         with_nodes: set[str] = set()
         returned: Status | None = None
+        rec = self._metrics_recorder
+        evals = self._evaluations.counts["PreFilter"] if self._evaluations is not None else None
         try:
-            for plugin in self.pre_filter_plugins:
+            for k, plugin in enumerate(self.pre_filter_plugins):
                 name = plugin.name
                 try:
-                    out = plugin.pre_filter(state, pod, nodes)
+                    if rec is not None and state.record_plugin_metrics:
+                        out = timed(rec, name, "PreFilter", plugin.pre_filter, state, pod, nodes)
+                    else:
+                        out = plugin.pre_filter(state, pod, nodes)
+                    if evals is not None and not (isinstance(out, Status) and out.is_skip()):
+                        evals[k] += 1
                 except SHUTDOWN:
                     raise
                 except BaseException as exc:
@@ -916,12 +971,17 @@ class Framework:
     ) -> Status | None:
         """Every PreFilter plugin's ``add_pod`` (plugins that skipped are left out)."""
         skip = state.skip_filter_plugins
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for name, plugin in self._pre_filter_ext:
             if name in skip:
                 continue
             prefix = f'running AddPod on PreFilter plugin "{name}"'
             try:
-                status = plugin.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
+                args = (state, pod_to_schedule, pod_info_to_add, node_info)
+                if rec is not None:
+                    status = timed(rec, name, "PreFilterExtensionAddPod", plugin.add_pod, *args)
+                else:
+                    status = plugin.add_pod(*args)
             except SHUTDOWN:
                 raise
             except BaseException as exc:
@@ -941,12 +1001,18 @@ class Framework:
     ) -> Status | None:
         """Every PreFilter plugin's ``remove_pod`` (plugins that skipped are left out)."""
         skip = state.skip_filter_plugins
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for name, plugin in self._pre_filter_ext:
             if name in skip:
                 continue
             prefix = f'running RemovePod on PreFilter plugin "{name}"'
             try:
-                status = plugin.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
+                args = (state, pod_to_schedule, pod_info_to_remove, node_info)
+                if rec is not None:
+                    point = "PreFilterExtensionRemovePod"
+                    status = timed(rec, name, point, plugin.remove_pod, *args)
+                else:
+                    status = plugin.remove_pod(*args)
             except SHUTDOWN:
                 raise
             except BaseException as exc:
@@ -1025,7 +1091,8 @@ class Framework:
         """
         skip = state.skip_filter_plugins
         active: list[tuple[str, Callable[[NodeInfo], Status | None]]] = []
-        for name, filter_fn, prepare in self._prepare_filters:
+        rec = self._metrics_recorder
+        for k, (name, filter_fn, prepare) in enumerate(self._prepare_filters):
             if skip and name in skip:
                 continue
             fn: Callable[[NodeInfo], Status | None] | None = None
@@ -1037,6 +1104,9 @@ class Framework:
                     fn = None
             if fn is None:
                 fn = functools.partial(filter_fn, state, pod)
+            if rec is not None and self._evaluations is not None:
+                counts = self._evaluations.counts["Filter"]
+                fn = counted_prepared(rec, counts, k, name, fn, state.record_plugin_metrics)
             active.append((name, fn))
         filters = tuple(active)
         # Read once per pod, not under the queue's lock once per node.
@@ -1119,9 +1189,19 @@ class Framework:
         self, state: CycleState, pod: Pod, columns: fw.NodeColumns, rows: RowArray
     ) -> IntArray | None:
         """The weighted Score totals over ``rows`` of ``columns`` (the batch engine's
-        ``score_batch``)."""
-        return self.batch.score_batch(state, pod, columns, rows)
+        ``score_batch``). Recorded as a run of Score when it gives totals (otherwise the
+        per-node :meth:`run_score_plugins` runs, and is recorded)."""
+        rec = self._metrics_recorder
+        if rec is None:
+            return self.batch.score_batch(state, pod, columns, rows)
+        started = time.perf_counter()
+        totals = self.batch.score_batch(state, pod, columns, rows)
+        if totals is not None:
+            elapsed = time.perf_counter() - started
+            rec.extension_point_duration("Score", "Success", self._profile_name, elapsed)
+        return totals
 
+    @extension_point("PostFilter")
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, node_to_status: fw.NodeToStatus
     ) -> tuple[fw.PostFilterResult | None, Status]:
@@ -1136,10 +1216,15 @@ class Framework:
             result: fw.PostFilterResult | None = None
             reasons: list[str] = []
             rejector = ""
+            rec = self._metrics_recorder if state.record_plugin_metrics else None
             for plugin in self.post_filter_plugins:
                 name = plugin.name
                 try:
-                    r, status = plugin.post_filter(state, pod, node_to_status)
+                    if rec is not None:
+                        args = (state, pod, node_to_status)
+                        r, status = timed(rec, name, "PostFilter", plugin.post_filter, *args)
+                    else:
+                        r, status = plugin.post_filter(state, pod, node_to_status)
                 except SHUTDOWN:
                     raise
                 except BaseException as exc:
@@ -1169,6 +1254,7 @@ class Framework:
         finally:
             state.durations["PostFilter"] = time.perf_counter() - started
 
+    @extension_point("PreScore")
     def run_pre_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
@@ -1176,11 +1262,18 @@ class Framework:
         started = time.perf_counter()
         skip: set[str] = set()
         state.skip_score_plugins = skip
+        rec = self._metrics_recorder
+        evals = self._evaluations.counts["PreScore"] if self._evaluations is not None else None
         try:
-            for plugin in self.pre_score_plugins:
+            for k, plugin in enumerate(self.pre_score_plugins):
                 name = plugin.name
                 try:
-                    status = plugin.pre_score(state, pod, nodes)
+                    if rec is not None and state.record_plugin_metrics:
+                        status = timed(rec, name, "PreScore", plugin.pre_score, state, pod, nodes)
+                    else:
+                        status = plugin.pre_score(state, pod, nodes)
+                    if evals is not None and not (isinstance(status, Status) and status.is_skip()):
+                        evals[k] += 1
                 except SHUTDOWN:
                     raise
                 except BaseException as exc:
@@ -1197,6 +1290,7 @@ class Framework:
         finally:
             state.durations["PreScore"] = time.perf_counter() - started
 
+    @extension_point("Score")
     def run_score_plugins(
         self,
         state: CycleState,
@@ -1215,12 +1309,21 @@ class Framework:
             names = [ni.name for ni in nodes]
             skip = state.skip_score_plugins
             by_plugin: list[PluginScores] = []
-            for name, score_fn, normalize_fn, weight, score_many in self._score_fns:
+            rec = self._metrics_recorder if state.record_plugin_metrics else None
+            evals = self._evaluations.counts["Score"] if self._evaluations is not None else None
+            for k, (name, score_fn, normalize_fn, weight, score_many) in enumerate(self._score_fns):
                 if skip and name in skip:
                     continue
+                if evals is not None:
+                    evals[k] += len(nodes)  # one Score call per node
                 try:
                     scores = None
-                    if score_many is not None:
+                    if rec is not None:
+                        # Sampled: each node's call timed, as upstream times them.
+                        scores = [
+                            timed(rec, name, "Score", score_fn, state, pod, ni) for ni in nodes
+                        ]
+                    elif score_many is not None:
                         try:
                             # The plugin's batch form, equal to the per-node list below.
                             scores = score_many(state, pod, nodes)
@@ -1246,7 +1349,11 @@ class Framework:
                 if normalize_fn is not None:
                     nsl = fw.NodeScoreList(names, scores)
                     try:
-                        status = normalize_fn(state, pod, nsl)
+                        if rec is not None:
+                            point = "ScoreExtensionNormalize"
+                            status = timed(rec, name, point, normalize_fn, state, pod, nsl)
+                        else:
+                            status = normalize_fn(state, pod, nsl)
                     except SHUTDOWN:
                         raise
                     except BaseException as exc:
@@ -1298,17 +1405,22 @@ class Framework:
         finally:
             state.durations["Score"] = time.perf_counter() - started
 
+    @extension_point("Reserve")
     def run_reserve_plugins_reserve(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
         """Reserve, in order; the first failure stops (the caller then runs Unreserve)."""
         started = time.perf_counter()
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         try:
             for plugin in self.reserve_plugins:
                 name = plugin.name
                 prefix = f'running Reserve plugin "{name}"'
                 try:
-                    status = plugin.reserve(state, pod, node_name)
+                    if rec is not None:
+                        status = timed(rec, name, "Reserve", plugin.reserve, state, pod, node_name)
+                    else:
+                        status = plugin.reserve(state, pod, node_name)
                 except SHUTDOWN:
                     raise
                 except BaseException as exc:
@@ -1323,12 +1435,17 @@ class Framework:
         finally:
             state.durations["Reserve"] = time.perf_counter() - started
 
+    @extension_point("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve every Reserve plugin in *reverse* order; a failing one is logged and passed."""
         shutdown: BaseException | None = None
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for plugin in reversed(self.reserve_plugins):
             try:
-                plugin.unreserve(state, pod, node_name)
+                if rec is not None:
+                    timed(rec, plugin.name, "Unreserve", plugin.unreserve, state, pod, node_name)
+                else:
+                    plugin.unreserve(state, pod, node_name)
             except SHUTDOWN as exc:  # the remaining plugins still release the pod first
                 shutdown = shutdown or exc
             except BaseException:
@@ -1336,6 +1453,7 @@ class Framework:
         if shutdown is not None:
             raise shutdown
 
+    @extension_point("Permit")
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Permit: a rejection or error stops; any Wait parks the pod as a waiting pod.
 
@@ -1346,11 +1464,15 @@ class Framework:
         started = time.perf_counter()
         try:
             timeouts: dict[str, float] = {}
+            rec = self._metrics_recorder if state.record_plugin_metrics else None
             for plugin in self.permit_plugins:
                 name = plugin.name
                 prefix = f'running Permit plugin "{name}"'
                 try:
-                    status = plugin.permit(state, pod, node_name)
+                    if rec is not None:
+                        status = timed(rec, name, "Permit", plugin.permit, state, pod, node_name)
+                    else:
+                        status = plugin.permit(state, pod, node_name)
                 except SHUTDOWN:
                     raise
                 except BaseException as exc:
@@ -1400,6 +1522,7 @@ class Framework:
 
         wp.on_done(done)
 
+    @extension_point("PreBindPreFlight")
     def run_pre_bind_pre_flights(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
@@ -1412,6 +1535,7 @@ class Framework:
         """
         returning: Status | None = Status(Code.SKIP)
         skipped: set[str] = set()
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for plugin in self.pre_bind_plugins:
             name = plugin.name
             pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
@@ -1419,7 +1543,10 @@ class Framework:
                 returning = None
                 continue
             try:
-                status = pre_flight(state, pod, node_name)
+                if rec is not None:
+                    status = timed(rec, name, "PreBindPreFlight", pre_flight, state, pod, node_name)
+                else:
+                    status = pre_flight(state, pod, node_name)
             except Exception as exc:
                 return _raised(f'running PreBindPreFlight "{name}"', exc, name)
             if status is None or status.is_success():
@@ -1441,17 +1568,22 @@ class Framework:
         """Whether the pod waits on Permit (upstream ``WillWaitOnPermit``)."""
         return self.waiting_pods.get(pod.uid) is not None
 
+    @extension_point("PreBind")
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind, in order; the first failure stops. Plugins whose PreBindPreFlight skipped
         are not run."""
         skipped = state.skip_pre_bind_plugins
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for plugin in self.pre_bind_plugins:
             name = plugin.name
             if name in skipped:
                 continue
             prefix = f'running PreBind plugin "{name}"'
             try:
-                status = plugin.pre_bind(state, pod, node_name)
+                if rec is not None:
+                    status = timed(rec, name, "PreBind", plugin.pre_bind, state, pod, node_name)
+                else:
+                    status = plugin.pre_bind(state, pod, node_name)
             except SHUTDOWN:
                 raise
             except BaseException as exc:
@@ -1464,14 +1596,19 @@ class Framework:
                 return _as_error(prefix, status, name)
         return None
 
+    @extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Bind plugins until one does not Skip; ``SKIP`` when there are none or all skip."""
         status: Status | None = Status(Code.SKIP)
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for plugin in self.bind_plugins:
             name = plugin.name
             prefix = f'running Bind plugin "{name}"'
             try:
-                status = plugin.bind(state, pod, node_name)
+                if rec is not None:
+                    status = timed(rec, name, "Bind", plugin.bind, state, pod, node_name)
+                else:
+                    status = plugin.bind(state, pod, node_name)
             except SHUTDOWN:
                 raise
             except BaseException as exc:
@@ -1487,12 +1624,17 @@ class Framework:
             return None
         return status
 
+    @extension_point("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """PostBind: informational; a failing plugin is logged and the rest still run."""
         shutdown: BaseException | None = None
+        rec = self._metrics_recorder if state.record_plugin_metrics else None
         for plugin in self.post_bind_plugins:
             try:
-                plugin.post_bind(state, pod, node_name)
+                if rec is not None:
+                    timed(rec, plugin.name, "PostBind", plugin.post_bind, state, pod, node_name)
+                else:
+                    plugin.post_bind(state, pod, node_name)
             except SHUTDOWN as exc:
                 shutdown = shutdown or exc
             except BaseException:

@@ -52,6 +52,7 @@ from schedframe.framework import (
     Status,
 )
 from schedframe.runtime._guard import SHUTDOWN
+from schedframe.runtime._metrics import FilterTally
 from schedframe.scheduler._batching import OpportunisticBatch, SortedScoredNodes
 
 if TYPE_CHECKING:
@@ -563,6 +564,8 @@ class Algorithm:
         feasible, every node's status. ``None`` when the batch path does not apply (the
         per-node path then runs)."""
         started = time.perf_counter()
+        recorder = fwk.metrics_recorder
+        code = "Success"
         try:
             columns = self.snapshot.columns()
             n = columns.size
@@ -570,9 +573,18 @@ class Algorithm:
             if not fwk.has_score_plugins():
                 num_to_find = 1
             start = self.next_start_node_index % n
-            found = fwk.batch.filter_rows(state, pod, columns, start, num_to_find)
+            tally = FilterTally() if recorder is not None else None
+            found = fwk.batch.filter_rows(state, pod, columns, start, num_to_find, tally)
             if found is None:
+                recorder = None  # the per-node path runs and is recorded
                 return None
+            if tally is not None:
+                # Evaluations as the per-node path counts them, from the batch verdicts.
+                visited = n if found.statuses is not None else found.processed
+                if found.error is not None:
+                    code = "Error"
+                    visited += 1  # the node that erred was visited too
+                fwk.batch.count_filter_evaluations(state, tally, start, visited, found.error)
             if found.error is not None:
                 # The per-node path rotates past the nodes before the failing one.
                 self.next_start_node_index = (start + found.processed) % n
@@ -587,9 +599,10 @@ class Algorithm:
             self.next_start_node_index = (start + found.processed) % n
             return _Found(found.feasible, diagnosis, found.processed, found.rows, columns)
         finally:
-            state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
-                time.perf_counter() - started
-            )
+            elapsed = time.perf_counter() - started
+            state.durations["Filter"] = state.durations.get("Filter", 0.0) + elapsed
+            if recorder is not None:
+                recorder.extension_point_duration("Filter", code, fwk.profile_name, elapsed)
 
     def evaluate_nominated_node(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, hint: str = ""
@@ -653,9 +666,13 @@ class Algorithm:
                     node_to_status.set(node_info.name, status)
                     add_plugin_status(diagnosis, status)
         finally:
-            state.durations["Filter"] = state.durations.get("Filter", 0.0) + (
-                time.perf_counter() - started
-            )
+            elapsed = time.perf_counter() - started
+            state.durations["Filter"] = state.durations.get("Filter", 0.0) + elapsed
+            recorder = fwk.metrics_recorder
+            if recorder is not None:
+                # Upstream times Filter over all nodes here: Error only when a filter erred.
+                code = "Success" if error is None else "Error"
+                recorder.extension_point_duration("Filter", code, fwk.profile_name, elapsed)
         if error is not None:
             raise SchedulingStatusError(error, feasible_nodes=feasible)
         return feasible
@@ -721,6 +738,10 @@ def schedule_one(sched: Scheduler, qpi: fw.QueuedPodInfo) -> None:
 
     start = time.perf_counter()
     state = CycleState()
+    recorder = fwk.metrics_recorder
+    if recorder is not None:
+        # Upstream samples plugin durations in pluginMetricsSamplePercent of the cycles.
+        state.record_plugin_metrics = recorder.sample_cycle()
     result, assumed_qpi, status = scheduling_cycle(sched, state, fwk, qpi, start)
     durations = dict(state.durations)
     durations["Total"] = time.perf_counter() - start
