@@ -75,7 +75,8 @@ def test_node_resources_fit_declares_its_bound() -> None:
 
 
 def test_a_fit_subclass_replacing_filter_bounds_nothing() -> None:
-    plugin = StricterFit(NodeResourcesFitArgs(), None)  # type: ignore[arg-type]
+    fwk, _ = cluster([node("n1", {"cpu": "2", "pods": "10"})], [], [])
+    plugin = StricterFit(NodeResourcesFitArgs(), fwk)
     state = fw.CycleState()
     plugin.pre_filter(state, pod("p", req={"cpu": "1"}), [])
     assert plugin.resource_bound(state) is None
