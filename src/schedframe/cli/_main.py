@@ -820,6 +820,13 @@ def _add_capacity_commands() -> None:
 _add_capacity_commands()
 
 
+def _add_replay_command() -> None:
+    import schedframe.cli._replay  # noqa: F401  (registers `replay` on import)
+
+
+_add_replay_command()
+
+
 # --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------
