@@ -203,7 +203,7 @@ def trace_from_lines(lines: Iterable[str], *, name: str = "<trace>") -> Trace:
         if not text.strip():
             continue
         try:
-            doc = json.loads(text)
+            doc = json.loads(text.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
             _fail(name, number, "", INVALID, f"not JSON: {exc.msg} at column {exc.colno}")
         if not isinstance(doc, Mapping):
@@ -408,7 +408,7 @@ class TraceRecorder:
         """
         self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
         header = {"kind": TRACE_KIND, "version": TRACE_VERSION, "source": self.source}
-        self._write(_dumps(header))
+        self._write(_dumps(header), event=False)
         self._start = self._clock()
         # The subscription replays the stored objects on this thread, inside subscribe();
         # later events come from the threads that change the store.
@@ -436,7 +436,7 @@ class TraceRecorder:
             return
         self._write(_dumps(doc))
 
-    def _write(self, line: str) -> None:
+    def _write(self, line: str, *, event: bool = True) -> None:
         with self._lock:
             f = self._file
             if f is None or self.stopped:
@@ -454,7 +454,7 @@ class TraceRecorder:
                 log.error("%s: %s; no more events are recorded", self.path, self.stopped)
                 return
             self.bytes += size
-            self.events += 1
+            self.events += event
 
     def close(self) -> None:
         """Stop following the watch and close the file (idempotent)."""
