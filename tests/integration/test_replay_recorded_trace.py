@@ -245,3 +245,43 @@ def test_a_recorded_trace_replays_identically_and_reports_what_another_config_ch
     }
     code, again = _replay(capsys, str(trace), "--config", least, "-o", "json")
     assert again == out
+
+
+def test_the_testing_kits_recorder_sees_the_fake_cluster_as_the_backend_does(
+    fake: FakeAPIServer, tmp_path: Path
+) -> None:
+    from schedframe.simulation import load_trace, replay
+    from schedframe.testing.trace import recording_fake_cluster
+
+    path = tmp_path / "kit.jsonl"
+    with recording_fake_cluster(fake, path) as recorder:
+        # Another scheduler's work, done by hand: pin-b0-0 to big-0, pair0-0 to big-0 too.
+        for name, selector in _workload()[:1] + [("pair0-0", {"pair": "0"})]:
+            fake.create(_pod(name, selector))
+            fake.cluster.bind(
+                "default",
+                name,
+                {"metadata": {"name": name}, "target": {"kind": "Node", "name": "big-0"}},
+            )
+        fake.delete("Pod", "pin-b0-0")
+    assert recorder.stopped == ""
+    trace = load_trace(path)
+    assert trace.source == "kubernetes"
+    assert [(e.type, getattr(e.obj, "name", "")) for e in trace.live] == [
+        ("ADDED", "pin-b0-0"),
+        ("MODIFIED", "pin-b0-0"),
+        ("ADDED", "pair0-0"),
+        ("MODIFIED", "pair0-0"),
+        ("DELETED", "pin-b0-0"),
+    ]
+    result = replay(trace, str(_config(tmp_path / "most.yaml", "MostAllocated")))
+    # MostAllocated puts pair0-0 on the small node of its pair, not where it was bound.
+    assert [d.to_dict() for d in result.divergences] == [
+        {
+            "pod": "default/pair0-0",
+            "kind": "node",
+            "recordedNode": "big-0",
+            "replayedNode": "small-0",
+        }
+    ]
+    assert result.decisions == 2
