@@ -57,12 +57,12 @@ def wait(check: Any) -> None:
 
 def main(out: str) -> None:
     with FakeAPIServer(bookmark_interval=0.5) as server, tempfile.TemporaryDirectory() as tmp:
-        for name, cpu, zone in (
+        for name, size, zone in (
             ("node-a", 4, "zone-1"),
             ("node-b", 10, "zone-1"),
             ("node-c", 18, "zone-2"),
         ):
-            server.create(node(name, cpu, zone))
+            server.create(node(name, size, zone))
         stop = threading.Event()
         kubeconfig = server.write_kubeconfig(Path(tmp) / "kubeconfig")
         runner = threading.Thread(
