@@ -4,7 +4,7 @@
   :class:`~schedframe.backends.MemoryBackend` driven by a deterministic scheduler, say) with
   its own clock, so that the trace's times are the test's virtual seconds;
 * :func:`recording_fake_cluster` — record what a Kubernetes backend sees of the testing
-  kit's fake API server (:class:`~schedframe.testing.fakeapi.FakeAPIServer`), as
+  kit's fake API server (``schedframe.testing.fakeapi.FakeAPIServer``), as
   ``schedframe run --record-trace`` would, without a scheduler of its own: the test drives
   the cluster (creates, binds, deletes) through the server.
 
@@ -24,12 +24,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schedframe.simulation._trace import TraceRecorder
-
-if TYPE_CHECKING:
-    from schedframe.testing.fakeapi import FakeAPIServer
 
 __all__ = ["recording", "recording_fake_cluster"]
 
@@ -61,14 +58,15 @@ def recording(
 
 @contextmanager
 def recording_fake_cluster(
-    server: FakeAPIServer,
+    server: Any,
     path: str | os.PathLike[str],
     *,
     settle: float = 5.0,
 ) -> Iterator[TraceRecorder]:
-    """Record what a Kubernetes backend sees of ``server`` while the block runs.
+    """Record what a Kubernetes backend sees of ``server`` (a ``FakeAPIServer``) while the
+    block runs.
 
-    A :class:`~schedframe.backends.kubernetes.KubernetesBackend` connects through a
+    A ``KubernetesBackend`` (``schedframe.backends.kubernetes``) connects through a
     kubeconfig for the server, lists every kind (the trace's initial objects) and watches.
     On leaving the block, waits up to ``settle`` seconds for every watch to have reached the
     server's latest revision (the fake sends bookmarks), so that the last changes are in
