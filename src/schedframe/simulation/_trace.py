@@ -400,15 +400,26 @@ class TraceRecorder:
         #: Why writing stopped early (``""`` while recording or after a clean close).
         self.stopped = ""
 
-    def attach(self, backend: _Backend | Any) -> TraceRecorder:
-        """Open the file, write the header and the backend's objects, then follow its watch.
+    def open(self) -> TraceRecorder:
+        """Create the file and write the header (:meth:`attach` does it when not done yet),
+        so that a path that cannot be written fails before anything else starts.
 
         Raises:
             OSError: the file cannot be created.
         """
-        self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
-        header = {"kind": TRACE_KIND, "version": TRACE_VERSION, "source": self.source}
-        self._write(_dumps(header), event=False)
+        if self._file is None:
+            self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 (see close())
+            header = {"kind": TRACE_KIND, "version": TRACE_VERSION, "source": self.source}
+            self._write(_dumps(header), event=False)
+        return self
+
+    def attach(self, backend: _Backend | Any) -> TraceRecorder:
+        """Open the file if needed, write the backend's objects, then follow its watch.
+
+        Raises:
+            OSError: the file cannot be created.
+        """
+        self.open()
         self._start = self._clock()
         # The subscription replays the stored objects on this thread, inside subscribe();
         # later events come from the threads that change the store.

@@ -127,6 +127,19 @@ def run(
     config = load_config(
         config_file, feature_gates=feature_gates, emulated_version=emulated_version
     )
+    recorder: Any = None
+    if record_trace is not None:
+        from schedframe.simulation._trace import TraceRecorder
+
+        # Created (and closed) now, so that a path that cannot be written is bad input.
+        recorder = TraceRecorder(record_trace, source="kubernetes")
+        try:
+            recorder.open().close()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the trace file (--record-trace): {exc.strerror}",
+                source=record_trace,
+            ) from None
     elect = config.leader_election.leader_elect if leader_elect is None else leader_elect
     backend = KubernetesBackend.from_config(config, kubeconfig=kubeconfig, context=context)
     transport = backend.transport
@@ -171,7 +184,6 @@ def run(
     server.checks["informers"] = backend.healthy
     lost: list[LeaderElectionLost] = []
     loop: threading.Thread | None = None
-    recorder: Any = None
 
     def on_lost(exc: LeaderElectionLost) -> None:
         # The fence is already closed (the elector marks the loss first); stop binding now.
@@ -197,11 +209,9 @@ def run(
             _start(backend, sync_timeout, stop)
         if not stop.is_set():
             log.info("scheduling pods of %s", ", ".join(sorted(sched.profiles)))
-            if record_trace is not None:
-                from schedframe.simulation._trace import TraceRecorder
-
+            if recorder is not None:
                 # Before the first cycle: the trace's initial objects are the listed state.
-                recorder = TraceRecorder(record_trace, source="kubernetes").attach(backend)
+                recorder.attach(backend)
             # The loop runs on its own thread so that this one answers signals and the loss
             # of the Lease at once, even while the loop waits for a binding slot.
             loop = threading.Thread(
