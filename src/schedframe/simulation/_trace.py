@@ -442,8 +442,8 @@ class TraceRecorder:
             doc["initial"] = True
         try:
             doc["object"] = _encode(obj)
-        except TypeError:
-            log.warning("trace: cannot encode a %s; not recorded", kind)
+        except Exception:  # the watch goes on whatever the recorder fails on
+            log.exception("%s: cannot encode a %s; not recorded", self.path, kind)
             return
         self._write(_dumps(doc))
 

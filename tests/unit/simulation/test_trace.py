@@ -278,3 +278,35 @@ def test_a_history_holds_no_controllers_and_names_what_it_cannot_hold() -> None:
 def test_lines_without_a_file_name_their_source() -> None:
     with pytest.raises(ManifestError, match=r"^<trace>:2: t: Invalid value: -1"):
         trace_from_lines([HEADER, _line(t=-1, type="ADDED", kind="Node", object=NODE)])
+
+
+def test_what_the_object_model_does_not_keep_never_reaches_a_trace(tmp_path: Path) -> None:
+    from schedframe.objects._codec import server_decoder
+
+    raw = {
+        "metadata": {
+            "name": "p",
+            "namespace": "default",
+            "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "app:1",
+                    "env": [{"name": "PASSWORD", "value": "hunter2"}],
+                    "resources": {"requests": {"cpu": "100m"}},
+                }
+            ]
+        },
+    }
+    pod = server_decoder("Pod")(raw)
+    path = tmp_path / "t.jsonl"
+    with TraceRecorder(path).attach(MemoryBackend([pod])) as recorder:
+        pass
+    assert recorder.events == 1
+    text = path.read_text()
+    assert "hunter2" not in text
+    assert "PASSWORD" not in text
+    assert "managedFields" not in text
+    assert '"requests":{"cpu":"100m"}' in text
