@@ -365,7 +365,11 @@ def replay(
     divergences: list[Divergence] = []
     for key in sorted(recorded.nodes):
         was = recorded.nodes[key]
-        bound = [e for e in result.timelines.get(key, ()) if e.event == "bound"]
+        # The last incarnation of the name (a pod recreated under it is queued again).
+        timeline = list(result.timelines.get(key, ()))
+        queued = [i for i, e in enumerate(timeline) if e.event == "queued"]
+        timeline = timeline[queued[-1] :] if queued else timeline
+        bound = [e for e in timeline if e.event == "bound"]
         now = bound[-1].node if bound else ""
         if was == now:
             continue
@@ -374,7 +378,7 @@ def replay(
                 Divergence(pod=key, kind="node", recorded_node=was, replayed_node=now)
             )
         elif was:
-            failed = [e for e in result.timelines.get(key, ()) if e.event in ("failed", "error")]
+            failed = [e for e in timeline if e.event in ("failed", "error")]
             why = failed[-1].message if failed else result.pending.get(key, "never attempted")
             divergences.append(
                 Divergence(

@@ -270,3 +270,21 @@ def test_the_text_report_lists_each_divergence() -> None:
 def test_the_same_seed_replays_a_recording_made_with_it(tmp_path: Path, seed: int) -> None:
     result = replay(_record(tmp_path, seed), seed=seed)
     assert result.divergences == ()
+
+
+def test_a_name_reused_is_compared_by_its_last_pod() -> None:
+    first = make_pod("p").uid("one").req(cpu="1").obj()
+    second = make_pod("p").uid("two").req(cpu="3").obj()
+    trace = Trace(
+        events=(
+            _added(0.0, _node("n0", "2"), initial=True),
+            _added(1.0, first),
+            _pod_event(1.1, "MODIFIED", first.with_changes(node_name="n0")),
+            _pod_event(2.0, "DELETED", first.with_changes(node_name="n0")),
+            _added(3.0, second),  # too big for n0: pending in the cluster and in the replay
+        )
+    )
+    result = replay(trace)
+    assert (result.decisions, result.matched, result.divergences) == (1, 1, ())
+    events = [(e.time, e.event) for e in result.replay.timelines["default/p"]]
+    assert events[:4] == [(1.0, "queued"), (1.0, "bound"), (2.0, "deleted"), (3.0, "queued")]
