@@ -197,6 +197,7 @@ class _Recorded:
             key = pod.key
             if event.type == "ADDED" and not pod.spec.node_name:
                 self.nodes[key] = ""
+                self.reasons.pop(key, None)
             if key not in self.nodes or event.type == "DELETED":
                 continue
             if pod.spec.node_name:
