@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -158,7 +159,16 @@ def _encode(obj: object) -> dict[str, object]:
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _replayable(kind: str) -> bool:
+    """A kind the in-memory backend stores: the watched kinds, PriorityClasses, and
+    declared custom kinds."""
+    from schedframe.backends._memory import STORED_KINDS
+    from schedframe.objects._custom import custom_kind
+
+    return kind in STORED_KINDS or custom_kind(kind) is not None
 
 
 def _decode_object(kind: str, raw: Mapping[str, Any]) -> object:
@@ -282,6 +292,15 @@ def trace_from_lines(lines: Iterable[str], *, name: str = "<trace>") -> Trace:
             _fail(name, number, "kind", INVALID, "expected a kind name", kind)
         if kind in NEVER_RECORDED:
             _fail(name, number, "kind", "Forbidden", f"a trace never holds {kind}s")
+        if not _replayable(kind):
+            _fail(
+                name,
+                number,
+                "kind",
+                "Unsupported value",
+                "a trace holds the kinds a scheduler watches (and declared custom kinds)",
+                kind,
+            )
         initial = doc.get("initial", False)
         if not isinstance(initial, bool):
             _fail(name, number, "initial", INVALID, "expected true or false", initial)

@@ -103,6 +103,17 @@ def test_a_written_trace_reads_back_equal(tmp_path: Path) -> None:
             id="bad-type",
         ),
         pytest.param(
+            [HEADER, '{"t":NaN,"type":"ADDED","kind":"Node","object":{}}'],
+            "t.jsonl:2: t: Invalid value: nan: expected a number of seconds >= 0",
+            id="not-a-number",
+        ),
+        pytest.param(
+            [HEADER, _line(t=0, type="ADDED", kind="Deployment", object={"metadata": {}})],
+            't.jsonl:2: kind: Unsupported value: "Deployment": a trace holds the kinds a '
+            "scheduler watches (and declared custom kinds)",
+            id="not-watched",
+        ),
+        pytest.param(
             [HEADER, _line(t=0, type="ADDED", kind="Secret", object={"metadata": {}})],
             "t.jsonl:2: kind: Forbidden: a trace never holds Secrets",
             id="secret",
