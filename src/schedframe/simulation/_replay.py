@@ -128,6 +128,10 @@ class ReplayResult:
             ]
             lines.append("")
             lines.append(format_table(["POD", "RECORDED", "REPLAYED", "REASON"], rows))
+        if self.replay.rejected:
+            lines.append("")
+            lines.append(f"Events the in-memory API refused ({len(self.replay.rejected)}):")
+            lines += [f"  {t:g}s {what}: {msg}" for t, what, msg in self.replay.rejected]
         return "\n".join(lines)
 
 

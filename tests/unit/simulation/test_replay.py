@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from schedframe.backends import MemoryBackend
@@ -288,3 +289,28 @@ def test_a_name_reused_is_compared_by_its_last_pod() -> None:
     assert (result.decisions, result.matched, result.divergences) == (1, 1, ())
     events = [(e.time, e.event) for e in result.replay.timelines["default/p"]]
     assert events[:4] == [(1.0, "queued"), (1.0, "bound"), (2.0, "deleted"), (3.0, "queued")]
+
+
+def test_an_event_the_backend_refuses_is_reported_not_fatal() -> None:
+    pod = make_pod("p").req(cpu="1").obj()
+    trace = Trace(
+        events=(
+            _added(0.0, _node("n0", "2"), initial=True),
+            TraceEvent(
+                time=3.0,
+                type="ADDED",
+                kind="Pod",
+                obj=attrs.evolve(
+                    pod, spec=attrs.evolve(pod.spec, priority_class_name="gold", priority=None)
+                ),
+            ),
+        )
+    )
+    result = replay(trace)
+    assert result.replay.rejected == (
+        (3.0, "ADDED Pod", 'pods "p" is forbidden: no PriorityClass with name gold was found'),
+    )
+    assert result.to_text().splitlines()[-2:] == [
+        "Events the in-memory API refused (1):",
+        '  3s ADDED Pod: pods "p" is forbidden: no PriorityClass with name gold was found',
+    ]
