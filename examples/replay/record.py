@@ -7,14 +7,14 @@ deleted. Needs ``schedframe[kubernetes,testing]``; run from the repository root:
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from schedframe.backends.kubernetes._cli import run
 from schedframe.testing.fakeapi import FakeAPIServer
 
 
@@ -63,19 +63,10 @@ def main(out: str) -> None:
             ("node-c", 18, "zone-2"),
         ):
             server.create(node(name, size, zone))
-        stop = threading.Event()
         kubeconfig = server.write_kubeconfig(Path(tmp) / "kubeconfig")
-        runner = threading.Thread(
-            target=run,
-            kwargs={
-                "kubeconfig": str(kubeconfig),
-                "port": 0,
-                "leader_elect": False,
-                "stop": stop,
-                "record_trace": out,
-            },
-        )
-        runner.start()
+        command = [sys.executable, "-m", "schedframe", "run", "--kubeconfig", str(kubeconfig)]
+        command += ["--no-leader-elect", "--port", "0", "--record-trace", out, "-v", "0"]
+        scheduler = subprocess.Popen(command)
         wait(lambda: Path(out).exists() and Path(out).read_text().count("\n") >= 5)
         work = [(f"web-{i}", "1", "2Gi") for i in range(6)]
         work += [(f"batch-{i}", "4", "8Gi") for i in range(3)]
@@ -94,8 +85,8 @@ def main(out: str) -> None:
         wait(lambda: (server.get("Pod", "web-6") or {})["spec"].get("nodeName"))
         wait(lambda: Path(out).read_text().count('"DELETED"') == 2)
         time.sleep(0.5)
-        stop.set()
-        runner.join()
+        scheduler.send_signal(signal.SIGTERM)
+        scheduler.wait(30)
 
 
 if __name__ == "__main__":
