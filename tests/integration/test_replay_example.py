@@ -69,3 +69,30 @@ def test_the_example_trace_replays_identically_under_every_seed(
     assert summaries == {
         json.dumps({"events": 31, "decisions": 11, "matched": 11, "diverged": 0, "seed": 0})
     }
+
+
+def test_record_py_records_a_trace_that_replays_like_the_shipped_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("kubernetes")
+    pytest.importorskip("aiohttp")
+    import os
+    import subprocess
+    import sys
+
+    fresh = tmp_path / "trace.jsonl"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "replay" / "record.py"), str(fresh)],
+        check=True,
+        env=env,
+        timeout=120,
+    )
+    monkeypatch.chdir(ROOT)
+    for config in ("", " -f examples/replay/binpack.yaml"):
+        shipped = json.loads(
+            _run(capsys, f"schedframe replay examples/replay/trace.jsonl{config} -o json")
+        )
+        again = json.loads(_run(capsys, f"schedframe replay {fresh}{config} -o json"))
+        assert again["summary"] == shipped["summary"]
+        assert again["divergences"] == shipped["divergences"]
