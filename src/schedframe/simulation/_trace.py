@@ -387,6 +387,8 @@ class TraceRecorder:
     trace is complete up to the last event even if the process dies. Writing stops (logged
     once) past ``max_bytes`` or on a write error; the watch never fails because of the
     recorder. Secrets are never written, nor kubectl's last-applied-configuration annotation.
+    Lines are written on the thread that delivers the event, while the backend holds its
+    delivery lock: a slow disk slows the watch down (never reorders it).
 
     Args:
         path: the trace file (created or truncated).
