@@ -142,6 +142,7 @@ def _record(fake: FakeAPIServer, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     trace = tmp_path / "trace.jsonl"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    log = (tmp_path / "run.log").open("w")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -160,8 +161,7 @@ def _record(fake: FakeAPIServer, tmp_path: Path) -> tuple[Path, dict[str, str]]:
             "0",
         ],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=log,  # a file: a pipe nobody reads could fill up and block the process
         env=env,
     )
     try:
@@ -182,8 +182,9 @@ def _record(fake: FakeAPIServer, tmp_path: Path) -> tuple[Path, dict[str, str]]:
         )
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=WAIT)
-    assert proc.returncode == 0, err
+        proc.wait(timeout=WAIT)
+        log.close()
+    assert proc.returncode == 0, (tmp_path / "run.log").read_text()
     return trace, bound
 
 
