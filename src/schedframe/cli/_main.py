@@ -832,6 +832,13 @@ def _add_sweep_command() -> None:
 _add_sweep_command()
 
 
+def _add_replay_command() -> None:
+    import schedframe.cli._replay  # noqa: F401  (registers `replay` on import)
+
+
+_add_replay_command()
+
+
 # --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------

@@ -43,6 +43,12 @@ from schedframe.simulation._plot import (
     plot_simulation,
     plot_utilisation,
 )
+from schedframe.simulation._replay import (
+    DIVERGENCE_KINDS,
+    Divergence,
+    ReplayResult,
+    replay,
+)
 from schedframe.simulation._scenario import (
     EVICTION_RETRY_SECONDS,
     OPERATIONS,
@@ -76,6 +82,16 @@ from schedframe.simulation._sweep import (
     sweep_from_dict,
 )
 from schedframe.simulation._table import format_table
+from schedframe.simulation._trace import (
+    TRACE_KIND,
+    TRACE_VERSION,
+    Trace,
+    TraceEvent,
+    TraceRecorder,
+    load_trace,
+    trace_from_lines,
+    trace_from_scenario,
+)
 from schedframe.simulation._whatif import (
     Suggestion,
     counterfactuals,
@@ -103,6 +119,18 @@ __all__ = [
     "cluster_scheduler",
     "expand_workload",
     "will_it_fit",
+    "DIVERGENCE_KINDS",
+    "Divergence",
+    "ReplayResult",
+    "replay",
+    "TRACE_KIND",
+    "TRACE_VERSION",
+    "Trace",
+    "TraceEvent",
+    "TraceRecorder",
+    "load_trace",
+    "trace_from_lines",
+    "trace_from_scenario",
     "EVICTION_RETRY_SECONDS",
     "OPERATIONS",
     "Operation",

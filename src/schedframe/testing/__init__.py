@@ -18,6 +18,9 @@ imported when first used, so ``import schedframe.testing`` costs nothing:
 * :mod:`~schedframe.testing.extender` — :class:`~schedframe.testing.extender.ExtenderServer`,
   a scheduler extender on 127.0.0.1 speaking upstream's extender/v1 JSON, with faults on
   demand (timeouts, HTTP 500, garbage replies);
+* :mod:`~schedframe.testing.trace` — record a backend's watch, or what a Kubernetes
+  backend sees of the fake API server, as a trace to replay
+  (:func:`~schedframe.testing.trace.recording_fake_cluster`);
 * :mod:`~schedframe.testing.conformance` —
   :func:`~schedframe.testing.conformance.check_plugin`, the conformance suite a plugin
   package runs in one line.
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
         invariants,
         queue,
         strategies,
+        trace,
     )
 
 __all__ = [
@@ -50,6 +54,7 @@ __all__ = [
     "invariants",
     "queue",
     "strategies",
+    "trace",
 ]
 
 

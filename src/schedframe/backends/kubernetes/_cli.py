@@ -92,6 +92,7 @@ def run(
     feature_gates: Mapping[str, bool] | None = None,
     emulated_version: str | None = None,
     shutdown_grace: float = SHUTDOWN_GRACE,
+    record_trace: str | None = None,
 ) -> None:
     """Run a scheduler against a cluster until ``stop`` is set (or SIGTERM/SIGINT).
 
@@ -106,6 +107,9 @@ def run(
     abandoned), then the Lease is released.
 
     ``feature_gates`` and ``emulated_version`` are ``--feature-gates``/``--emulated-version``.
+    ``record_trace`` writes the backend's watch events to that trace file from the moment
+    scheduling starts (:class:`~schedframe.simulation.TraceRecorder`), for
+    :func:`~schedframe.simulation.replay`.
 
     Raises:
         ConfigError: the configuration file is invalid.
@@ -123,6 +127,19 @@ def run(
     config = load_config(
         config_file, feature_gates=feature_gates, emulated_version=emulated_version
     )
+    recorder: Any = None
+    if record_trace is not None:
+        from schedframe.simulation._trace import TraceRecorder
+
+        # Created (and closed) now, so that a path that cannot be written is bad input.
+        recorder = TraceRecorder(record_trace, source="kubernetes")
+        try:
+            recorder.open().close()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the trace file (--record-trace): {exc.strerror}",
+                source=record_trace,
+            ) from None
     elect = config.leader_election.leader_elect if leader_elect is None else leader_elect
     backend = KubernetesBackend.from_config(config, kubeconfig=kubeconfig, context=context)
     transport = backend.transport
@@ -192,6 +209,9 @@ def run(
             _start(backend, sync_timeout, stop)
         if not stop.is_set():
             log.info("scheduling pods of %s", ", ".join(sorted(sched.profiles)))
+            if recorder is not None:
+                # Before the first cycle: the trace's initial objects are the listed state.
+                recorder.attach(backend)
             # The loop runs on its own thread so that this one answers signals and the loss
             # of the Lease at once, even while the loop waits for a binding slot.
             loop = threading.Thread(
@@ -221,6 +241,8 @@ def run(
             if elector is not None:
                 elector.stop()  # releases the Lease
             backend.close()
+        if recorder is not None:
+            recorder.close()
         server.stop()
     if lost:
         raise lost[0]
@@ -423,6 +445,14 @@ def _register_queue_metrics(metrics: Any, sched: Any) -> None:
     show_default=True,
     help="Log verbosity (0 warnings, 2 info, 4+ debug), when logging is not yet configured.",
 )
+@click.option(
+    "--record-trace",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="FILE",
+    help="Record the watch events the scheduler sees to this trace file (JSON Lines), "
+    "for `schedframe replay`.",
+)
 @gate_options
 def run_command(
     kubeconfig: str | None,
@@ -434,6 +464,7 @@ def run_command(
     binding_workers: int,
     sync_timeout: float,
     verbosity: int,
+    record_trace: str | None,
 ) -> None:
     """Schedule the pods of a Kubernetes cluster (a second scheduler next to kube-scheduler,
     for the profiles' schedulerNames). Stops cleanly on SIGTERM or SIGINT."""
@@ -454,6 +485,7 @@ def run_command(
                 binding_workers=binding_workers,
                 sync_timeout=sync_timeout,
                 stop=stop,
+                record_trace=record_trace,
             )
     except ConfigError as exc:
         click.echo(f"Error: {exc}", err=True)
