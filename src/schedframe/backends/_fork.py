@@ -10,11 +10,12 @@ delivers the same events to its own watchers, exactly as if the writes had been 
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
-from schedframe.backends._memory import STORED_KINDS, MemoryBackend, _Object
-from schedframe.backends._protocols import WatchEvent
+from schedframe.backends._memory import STORED_KINDS, MemoryBackend, _Object, _Subscription
+from schedframe.backends._protocols import Subscription, WatchEvent
 from schedframe.errors import BackendError
 
 if TYPE_CHECKING:
@@ -60,6 +61,33 @@ class BackendFork(MemoryBackend):
         self._base_events = len(self.events)
         self._log: list[tuple[str, _Key, _Object | None, WatchEvent]] = []
         self._closed = ""
+        self._replay = True
+
+    @contextlib.contextmanager
+    def resuming_watches(self) -> Iterator[None]:
+        """Within this block, :meth:`subscribe` replays nothing: a subscriber gets only the
+        changes made after it subscribed, as a watch resumed at the fork's resourceVersion.
+
+        For a subscriber that starts from a copy of what its counterpart on the parent holds
+        (:meth:`Scheduler.fork <schedframe.scheduler.Scheduler.fork>` copies its cache and
+        queue) rather than from a replay of every object.
+        """
+        self._replay = False
+        try:
+            yield
+        finally:
+            self._replay = True
+
+    def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
+        """As :meth:`MemoryBackend.subscribe`; inside :meth:`resuming_watches`, without the
+        replay of the current objects."""
+        if self._replay:
+            return super().subscribe(callback)
+        self._check_open()
+        with self._lock:
+            subscription = _Subscription(self, callback, self._rv)
+            self._subscribers.append(subscription)
+        return subscription
 
     @property
     def closed(self) -> bool:

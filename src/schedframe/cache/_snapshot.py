@@ -35,6 +35,7 @@ class Snapshot:
         "_node_list",
         "_position",
         "_pvc_counts",
+        "_shared",
         "_tree_version",
         "generation",
     )
@@ -57,6 +58,8 @@ class Snapshot:
         # Columnar view (built on first use) and the nodes changed since it was refreshed.
         self._columns: NodeColumns | None = None
         self._changed: set[str] = set()
+        # Nodes whose NodeInfo another snapshot holds too (see copy_state).
+        self._shared: set[str] = set()
 
     @classmethod
     def from_objects(cls, nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> Snapshot:
@@ -132,6 +135,45 @@ class Snapshot:
                     side.insert(index, info)
                 elif present and not member:
                     del side[index]
+
+    def copy_state(self, other: Snapshot) -> None:
+        """Make this (new) snapshot hold what ``other`` holds: a fork's starting point.
+
+        Copy-on-write: both snapshots keep the same NodeInfo objects; the cache copies one
+        before it refreshes it in place (:meth:`_unshare`), so neither snapshot ever sees the
+        other's later refreshes. The columnar view is rebuilt on first use.
+        """
+        self._by_name = dict(other._by_name)
+        self._node_list = list(other._node_list)
+        self._position = dict(other._position)
+        self._have_affinity = list(other._have_affinity)
+        self._have_required_anti_affinity = list(other._have_required_anti_affinity)
+        self._pvc_counts = dict(other._pvc_counts)
+        self._tree_version = other._tree_version
+        self.generation = other.generation
+        self._columns = None
+        self._changed = set()
+        self._shared = set(other._by_name)
+        other._shared = set(self._shared)
+
+    def _unshare(self, name: str, info: NodeInfo) -> NodeInfo:
+        """Replace ``info`` (the NodeInfo of ``name``, shared with another snapshot) by a
+        private copy everywhere this snapshot refers to it; returns the copy."""
+        self._shared.discard(name)
+        own = info.clone()
+        self._by_name[name] = own
+        position = self._position
+        at = position.get(id(info))
+        if at is None:
+            return own
+        for side in (self._have_affinity, self._have_required_anti_affinity):
+            index = bisect.bisect_left(side, at, key=lambda i: position[id(i)])
+            if index < len(side) and side[index] is info:
+                side[index] = own
+        del position[id(info)]
+        position[id(own)] = at
+        self._node_list[at] = own
+        return own
 
     # -- SharedLister ------------------------------------------------------------------------
 

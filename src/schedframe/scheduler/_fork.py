@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from schedframe.scheduler._clock import RealClock, VirtualClock
+from schedframe.scheduler._clock import Cancellable, RealClock, VirtualClock, _VirtualPeriodic
 
 if TYPE_CHECKING:
     import pluggy
@@ -16,21 +16,29 @@ __all__ = ["canonical_scheduler_state", "fork_scheduler"]
 
 def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = None) -> Scheduler:
     """A new :class:`Scheduler` on ``sched.backend.fork()``, built from the same configuration,
-    registry and flags, with the same random state and node start index.
+    registry and flags, that starts from a copy of ``sched``'s state rather than from a replay
+    of the cluster.
 
-    The fork's cache and queue are filled from the forked cluster, as a restarted scheduler's
-    would be: every bound pod is in the cache, every pending pod of a profile is in the
-    activeQ (a what-if gives each pending pod a fresh attempt; the original's backoff timers
-    and unschedulable pool are not copied). In deterministic mode the fork gets its own
-    :class:`VirtualClock` starting at ``sched``'s time, so advancing it never moves the
-    original's clock.
+    Copied: the cache (copy-on-write: both schedulers share each node's NodeInfo until one of
+    them changes it), the snapshot (likewise), the scheduling queue (every pending pod with its
+    history: activeQ and backoffQ order, backoff expiries, the unschedulable pool with each
+    pod's timestamps and rejecting plugins, gated pods, in-flight events, nominations, the
+    scheduling cycle), the informer-side stores (pods, namespaces, PodDisruptionBudgets,
+    workloads, storage and DRA objects, every object by kind), the random state, the node start
+    index and, in deterministic mode, the grid of the periodic queue flushes. So from the fork
+    on, the fork makes the decisions ``sched`` would make from the same operations. In
+    deterministic mode the fork gets its own :class:`VirtualClock` starting at ``sched``'s
+    time, so advancing it never moves the original's clock.
+
+    Not copied: results, events and counters (the fork's start empty), and the plugins' own
+    memos (rebuilt on demand, as a restarted scheduler's).
 
     Raises:
         TypeError: the backend cannot fork (only :class:`MemoryBackend` and its forks can).
         RuntimeError: binding cycles are in flight (the cluster is between two states); run
             the scheduler until idle first.
     """
-    from schedframe.backends import MemoryBackend
+    from schedframe.backends import BackendFork, MemoryBackend
 
     backend = sched.backend
     if not isinstance(backend, MemoryBackend):
@@ -43,29 +51,57 @@ def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = Non
             f"cannot fork with {sched.in_flight()} binding cycle(s) in flight; "
             "run the scheduler until idle first"
         )
+    from schedframe.cache import Cache
     from schedframe.queue import SchedulingQueue
 
-    queue = sched.queue
-    hints = queue.queueing_hints if isinstance(queue, SchedulingQueue) else True
+    queue, cache = sched.queue, cast("object", sched.cache)
+    if not isinstance(queue, SchedulingQueue) or not isinstance(cache, Cache):
+        raise TypeError("cannot fork a scheduler whose queue or cache was replaced")
     clock = VirtualClock(start=sched.clock.now()) if sched.deterministic else RealClock()
-    forked_backend = backend.fork(clock=clock)
+    forked_backend: BackendFork = backend.fork(clock=clock)
     from schedframe.scheduler._scheduler import Scheduler
 
-    fork = Scheduler(
-        sched.config,
-        forked_backend,
-        registry=sched.registry,
-        clock=clock,
-        seed=sched.seed,
-        deterministic=sched.deterministic,
-        hooks=hooks,
-        binding_workers=sched._binding_workers,
-        queueing_hints=hints,
-        nominated_node_name_for_expectation=sched.nominated_node_name_for_expectation,
-    )
+    with forked_backend.resuming_watches():  # its state is copied below, not replayed
+        fork = Scheduler(
+            sched.config,
+            forked_backend,
+            registry=sched.registry,
+            clock=clock,
+            seed=sched.seed,
+            deterministic=sched.deterministic,
+            hooks=hooks,
+            binding_workers=sched._binding_workers,
+            queueing_hints=queue.queueing_hints,
+            nominated_node_name_for_expectation=sched.nominated_node_name_for_expectation,
+        )
+    cast("Cache", fork.cache).copy_state(cache)
+    fork.snapshot.copy_state(sched.snapshot)
+    cast("SchedulingQueue", fork.queue).copy_state(queue)
+    fork.pod_store.copy_state(sched.pod_store)
+    fork.cluster.copy_state(sched.cluster)
     fork.rng.setstate(sched.rng.getstate())
     fork.algorithm.next_start_node_index = sched.algorithm.next_start_node_index
+    # Deterministic mode's spin detection, so a pod retried at one instant stalls as it would.
+    fork._spin_at = sched._spin_at
+    fork._attempts_at = dict(sched._attempts_at)
+    fork._stalled_pods = sched._stalled_pods
+    if sched._started and isinstance(clock, VirtualClock):
+        fork._ensure_started()
+        _align_timers(clock, fork._timers, sched._timers)
     return fork
+
+
+def _align_timers(clock: VirtualClock, mine: list[Cancellable], theirs: list[Cancellable]) -> None:
+    """Put the fork's periodic flushes on the original's grid, in the original's order."""
+    pairs = [
+        (t, m)
+        for m, t in zip(mine, theirs, strict=True)
+        if isinstance(m, _VirtualPeriodic) and isinstance(t, _VirtualPeriodic)
+    ]
+    for theirs_timer, my_timer in sorted(pairs, key=lambda pair: pair[0].seq):
+        with clock._lock:
+            my_timer.when = theirs_timer.when
+            my_timer.seq = next(clock._seq)
 
 
 def canonical_scheduler_state(sched: Scheduler) -> bytes:
