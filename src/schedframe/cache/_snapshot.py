@@ -141,7 +141,7 @@ class Snapshot:
 
         Copy-on-write: both snapshots keep the same NodeInfo objects; the cache copies one
         before it refreshes it in place (:meth:`_unshare`), so neither snapshot ever sees the
-        other's later refreshes. The columnar view is rebuilt on first use.
+        other's later refreshes. The columnar view is copied too.
         """
         self._by_name = dict(other._by_name)
         self._node_list = list(other._node_list)
@@ -151,8 +151,12 @@ class Snapshot:
         self._pvc_counts = dict(other._pvc_counts)
         self._tree_version = other._tree_version
         self.generation = other.generation
-        self._columns = None
-        self._changed = set()
+        columns = other._columns
+        if columns is not None and columns.infos is other._node_list:
+            self._columns = columns.copy(self._node_list)
+        else:
+            self._columns = None
+        self._changed = set(other._changed)
         self._shared = set(other._by_name)
         other._shared = set(self._shared)
 
