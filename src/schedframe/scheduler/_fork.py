@@ -107,7 +107,9 @@ def _align_timers(clock: VirtualClock, mine: list[Cancellable], theirs: list[Can
 def canonical_scheduler_state(sched: Scheduler) -> bytes:
     """A canonical serialisation of a scheduler's state: its backend's
     (:func:`schedframe.backends.canonical_state`, for a :class:`MemoryBackend`), its queue
-    (each pending pod by sub-queue, and its nominated node), its cache (each node's object
+    (each pending pod by sub-queue in pop order, its nominated node and queueing history:
+    attempts, timestamps, rejecting plugins, backoff expiry; the scheduling cycle), its
+    snapshot (nodes in order, with their pods and requests), its cache (each node's object
     and pods with their requests, the assumed pods), its clock, random state and node start
     index. Two schedulers with the same bytes are in the same state; this is what
     fork/commit/revert is tested with.
@@ -125,6 +127,27 @@ def canonical_scheduler_state(sched: Scheduler) -> bytes:
     ):
         parts.extend(f"{name} {p.key} {p.metadata.resource_version}" for p in pods)
     parts.extend(f"nominated {p.key} {p.status.nominated_node_name}" for p in queue.pending_pods())
+    from schedframe.queue import SchedulingQueue
+
+    full = cast("object", queue)
+    pending = queue.pending_pods() if isinstance(full, SchedulingQueue) else []
+    for pod in pending:
+        assert isinstance(full, SchedulingQueue)
+        qpi = full.get_queued_pod_info(pod.uid)
+        if qpi is not None:
+            parts.append(
+                f"queued {pod.key} attempts={qpi.attempts} timestamp={qpi.timestamp!r} "
+                f"initial={qpi.initial_attempt_timestamp!r} "
+                f"unschedulable={qpi.unschedulable_count} errors={qpi.consecutive_errors_count} "
+                f"plugins={sorted(qpi.unschedulable_plugins)} "
+                f"pending={sorted(qpi.pending_plugins)} gate={qpi.gating_plugin!r} "
+                f"backoff={full.backoff_time(qpi)!r}"
+            )
+    parts.append(f"cycle {queue.scheduling_cycle}")
+    parts.extend(
+        f"snapshot {info.name} pods={len(info.pods)} requested={sorted(info.requested.items())}"
+        for info in sched.snapshot.list()
+    )
     from schedframe.cache import Cache
 
     dump = cast("Cache", sched.cache).dump()
