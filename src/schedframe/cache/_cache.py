@@ -88,8 +88,10 @@ class Cache:
         self._stale_image_nodes: set[str] = set()
         # The newest generation any snapshot was brought to; see _refresh_images.
         self._snapshot_generation = 0
-        # Nodes whose NodeInfo another cache holds too (see copy_state): copied on first write.
-        self._shared: set[str] = set()
+        # Once copied (see copy_state), the nodes whose NodeInfo is this cache's own; the
+        # others may be held by another cache too and are copied on first write. ``None``:
+        # never copied, every NodeInfo is its own.
+        self._owned: set[str] | None = None
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -307,8 +309,8 @@ class Cache:
                     update_all = True
                     by_name[name] = clone
                     continue
-                if name in snapshot._shared:  # another snapshot holds it too: copy it first
-                    existing = snapshot._unshare(name, existing)
+                if snapshot._owned is not None and name not in snapshot._owned:
+                    existing = snapshot._unshare(name, existing)  # maybe shared: copy it first
                 if (not existing.pods_with_affinity) != (not clone.pods_with_affinity) or (
                     not existing.pods_with_required_anti_affinity
                 ) != (not clone.pods_with_required_anti_affinity):
@@ -405,9 +407,9 @@ class Cache:
         neither cache ever sees the other's later changes.
         """
         with other._lock, self._lock:
-            self._nodes = OrderedDict(other._nodes)
-            self._shared = set(other._nodes)
-            other._shared = set(self._shared)
+            self._nodes = other._nodes.copy()
+            self._owned = set()
+            other._owned = set()
             self._tree = other._tree.copy()
             self._pod_states = dict(other._pod_states)
             self._assumed = set(other._assumed)
@@ -423,8 +425,9 @@ class Cache:
         """The NodeInfo of ``name`` to change in place: this cache's own (a private copy of
         one it shares with another cache, see :meth:`copy_state`), or ``None``."""
         info = self._nodes.get(name)
-        if info is not None and name in self._shared:
-            self._shared.discard(name)
+        owned = self._owned
+        if info is not None and owned is not None and name not in owned:
+            owned.add(name)
             info = self._nodes[name] = info.clone()
         return info
 

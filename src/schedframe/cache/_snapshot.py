@@ -33,9 +33,9 @@ class Snapshot:
         "_have_affinity",
         "_have_required_anti_affinity",
         "_node_list",
+        "_owned",
         "_position",
         "_pvc_counts",
-        "_shared",
         "_tree_version",
         "generation",
     )
@@ -58,8 +58,9 @@ class Snapshot:
         # Columnar view (built on first use) and the nodes changed since it was refreshed.
         self._columns: NodeColumns | None = None
         self._changed: set[str] = set()
-        # Nodes whose NodeInfo another snapshot holds too (see copy_state).
-        self._shared: set[str] = set()
+        # Once copied (see copy_state), the nodes whose NodeInfo is this snapshot's own; the
+        # others may be held by another snapshot too. ``None``: never copied.
+        self._owned: set[str] | None = None
 
     @classmethod
     def from_objects(cls, nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> Snapshot:
@@ -157,13 +158,14 @@ class Snapshot:
         else:
             self._columns = None
         self._changed = set(other._changed)
-        self._shared = set(other._by_name)
-        other._shared = set(self._shared)
+        self._owned = set()
+        other._owned = set()
 
     def _unshare(self, name: str, info: NodeInfo) -> NodeInfo:
-        """Replace ``info`` (the NodeInfo of ``name``, shared with another snapshot) by a
-        private copy everywhere this snapshot refers to it; returns the copy."""
-        self._shared.discard(name)
+        """Replace ``info`` (the NodeInfo of ``name``, maybe shared with another snapshot) by
+        a private copy everywhere this snapshot refers to it; returns the copy."""
+        if self._owned is not None:
+            self._owned.add(name)
         own = info.clone()
         self._by_name[name] = own
         position = self._position
