@@ -59,9 +59,9 @@ def _cluster() -> list[Node | Pod | PodDisruptionBudget]:
     return [*nodes, *running, make_pdb("web").selector(app="web").min_available(3).obj()]
 
 
-def _scheduler() -> Scheduler:
+def _scheduler(*, graceful: bool = False) -> Scheduler:
     clock = VirtualClock(start=1000.0)
-    backend = MemoryBackend(clock=clock)
+    backend = MemoryBackend(clock=clock, graceful_deletion=graceful)
     sched = Scheduler.from_config(None, backend, deterministic=True, clock=clock, seed=3)
     for obj in _cluster():  # after the scheduler: its node tree has them in arrival order
         backend.create(obj)
@@ -128,17 +128,21 @@ def _decisions(sched: Scheduler) -> dict[str, tuple[str, str, str, tuple[str, ..
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(before=ops, backoff=st.booleans(), after=ops)
+@given(before=ops, backoff=st.booleans(), graceful=st.booleans(), after=ops)
 def test_a_fork_decides_as_its_original_would(
-    before: list[Op], backoff: bool, after: list[Op]
+    before: list[Op], backoff: bool, graceful: bool, after: list[Op]
 ) -> None:
-    original = _scheduler()
+    original = _scheduler(graceful=graceful)
     if backoff:  # end with pods in backoff: rejected, then moved by a node they fit
         before = [*before, ("big", 0, 1), ("run", 0, 0), ("bignode", 5, 0)]
     _apply(original, before, "a")
     for queue in ("backoff", "unschedulable", "active"):
         if getattr(original.queue, f"{queue}_pods")():
             event(f"pods {queue} at the fork")
+    if original.queue.nominated_node_names():
+        event("nominated pods at the fork")
+    if any(isinstance(p, Pod) and p.deletion_timestamp for p in original.backend.list("Pod")):
+        event("pods in their grace period at the fork")
     fork = original.fork()
     assert canonical_scheduler_state(fork) == canonical_scheduler_state(original)
     seen = dict(original.results)
@@ -234,3 +238,65 @@ def test_a_fork_starts_from_the_original_node_order() -> None:
         s.run_until_idle()
     assert [i.name for i in fork.snapshot.list()] == [i.name for i in sched.snapshot.list()]
     assert [i.name for i in sched.snapshot.list()] == ["n3", "n1", "n10", "n2"]  # arrival
+
+
+def test_victims_in_their_grace_period_go_in_the_fork_when_they_would_in_the_original() -> None:
+    sched = _scheduler(graceful=True)
+    backend = sched.backend
+    assert isinstance(backend, MemoryBackend)
+    for i, name in enumerate(("n3", "n1", "n10", "n2")):
+        backend.create(make_pod(f"filler{i}").req(cpu="2").node(name).obj())
+    backend.create(make_pod("vip").req(cpu="3").priority(1000).obj())
+    sched.run_until_idle()
+    # Preemption evicted a victim, which has 30 s to go; the preemptor waits, nominated.
+    terminating = [
+        p for p in backend.list("Pod") if isinstance(p, Pod) and p.deletion_timestamp is not None
+    ]
+    assert len(terminating) == 1
+    nominated = sched.queue.nominated_node_names()
+    assert len(nominated) == 1
+    fork = sched.fork()
+    assert fork.queue.nominated_node_names() == nominated
+    for s in (sched, fork):
+        clock = s.clock
+        assert isinstance(clock, VirtualClock)
+        clock.advance(31.0)
+        s.run_until_idle()
+    assert fork.placements()["default/vip"] == sched.placements()["default/vip"]
+    assert nominated == {sched.placements()["default/vip"]}
+    assert canonical_scheduler_state(fork) == canonical_scheduler_state(sched)
+
+
+def test_the_fork_flushes_on_the_original_grid_and_order() -> None:
+    sched = _scheduler(graceful=True)
+    backend = sched.backend
+    clock = sched.clock
+    assert isinstance(backend, MemoryBackend) and isinstance(clock, VirtualClock)
+    backend.create(make_pod("big").req(cpu="5").obj())
+    sched.run_until_idle()  # the periodic flushes start at 1000.0: due at 1001.0, 1002.0, ...
+    clock.advance(0.7)
+    backend.delete(make_pod("r0").obj())  # in its grace period until 1030.7
+    backend.create(make_node("large").capacity(cpu="8", memory="8Gi").obj())
+    assert [p.name for p in sched.queue.backoff_pods()] == ["big"]
+
+    fork = sched.fork()
+    fork_clock = fork.clock
+    assert isinstance(fork_clock, VirtualClock)
+    assert fork_clock.next_deadline() == clock.next_deadline() == 1002.0
+    fork_backend = fork.backend
+    assert isinstance(fork_backend, BackendFork)
+    key = ("default", "r0")
+    theirs = [*sched._timers, backend._finalizing[key][2]]
+    mine = [*fork._timers, fork_backend._finalizing[key][2]]
+
+    def ranks(clock: VirtualClock, timers: list[object]) -> list[int]:
+        order = [clock.order_of(t) for t in timers]  # type: ignore[arg-type]
+        return sorted(range(len(timers)), key=lambda i: order[i] or 0)
+
+    assert ranks(fork_clock, mine) == ranks(clock, theirs)
+    for s in (sched, fork):
+        s_clock = s.clock
+        assert isinstance(s_clock, VirtualClock)
+        s_clock.advance(40.0)
+    assert fork.queue.active_pods() == sched.queue.active_pods()
+    assert fork_backend.get("Pod", "r0") is None and backend.get("Pod", "r0") is None

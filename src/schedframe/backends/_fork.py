@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -56,6 +57,19 @@ class BackendFork(MemoryBackend):
             )
             self._rv = parent._rv
             self.events = list(parent.events)
+            # Pods in their graceful-deletion period go when they would on the parent.
+            self._inherited_timers: list[tuple[object, object]] = []
+            for key, (when, uid, timer) in parent._finalizing.items():
+                pod = self._store["Pod"].get(key)
+                if (
+                    pod is None
+                    or pod.metadata.uid != uid
+                    or pod.metadata.deletion_timestamp is None
+                ):
+                    continue
+                mine = self._finalize_at(when, key, uid)
+                self._finalizing[key] = (when, uid, mine)
+                self._inherited_timers.append((timer, mine))
         self.parent: Final = parent
         self.base_resource_version: Final = self._rv
         self._base_events = len(self.events)
@@ -88,6 +102,14 @@ class BackendFork(MemoryBackend):
             subscription = _Subscription(self, callback, self._rv)
             self._subscribers.append(subscription)
         return subscription
+
+    def _finalize_at(self, when: float, key: _Key, uid: str) -> object:
+        clock = self._clock
+        callback = functools.partial(self._finalize_later, key, uid)
+        call_at = getattr(clock, "call_at", None)
+        if call_at is not None:
+            return call_at(when, callback)
+        return clock.call_later(max(when - clock.now(), 0.0), callback)  # type: ignore[attr-defined]
 
     @property
     def closed(self) -> bool:

@@ -327,6 +327,8 @@ class MemoryBackend:
         self._deliverer: int | None = None
         #: Events recorded through :meth:`record_event`, oldest first.
         self.events: list[Event] = []
+        # Pods in their graceful-deletion period: key -> (when it ends, uid, its timer).
+        self._finalizing: dict[_Key, tuple[float, str, object]] = {}
         self._storage: StorageController | None = None
         if storage_controller:
             self._storage = StorageController(self._get_locked, self._list_locked, self._put)
@@ -970,7 +972,8 @@ class MemoryBackend:
                 )
                 uid = stored.uid
                 clock: _TimerClock = self._clock  # type: ignore[assignment]
-                clock.call_later(grace, lambda: self._finalize_later(key, uid))
+                timer = clock.call_later(grace, lambda: self._finalize_later(key, uid))
+                self._finalizing[key] = (clock.now() + grace, uid, timer)
                 return result
         return self._remove(kind, key, stored)
 
@@ -1003,6 +1006,9 @@ class MemoryBackend:
         return last
 
     def _finalize(self, key: _Key, uid: str | None) -> None:
+        pending = self._finalizing.get(key)
+        if pending is not None and (uid is None or pending[1] == uid):
+            del self._finalizing[key]
         stored = self._store["Pod"].get(key)
         if stored is None or stored.metadata.deletion_timestamp is None:
             return

@@ -85,23 +85,33 @@ def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = Non
     fork._spin_at = sched._spin_at
     fork._attempts_at = dict(sched._attempts_at)
     fork._stalled_pods = sched._stalled_pods
-    if sched._started and isinstance(clock, VirtualClock):
-        fork._ensure_started()
-        _align_timers(clock, fork._timers, sched._timers)
+    if isinstance(clock, VirtualClock) and isinstance(sched.clock, VirtualClock):
+        pairs: list[tuple[Cancellable, Cancellable]] = []
+        if sched._started:
+            fork._ensure_started()
+            pairs.extend(zip(sched._timers, fork._timers, strict=True))
+        if backend._clock is sched.clock:  # pods in their grace period, on the same clock
+            pairs.extend(
+                cast("list[tuple[Cancellable, Cancellable]]", forked_backend._inherited_timers)
+            )
+        _align_timers(sched.clock, clock, pairs)
     return fork
 
 
-def _align_timers(clock: VirtualClock, mine: list[Cancellable], theirs: list[Cancellable]) -> None:
-    """Put the fork's periodic flushes on the original's grid, in the original's order."""
-    pairs = [
-        (t, m)
-        for m, t in zip(mine, theirs, strict=True)
-        if isinstance(m, _VirtualPeriodic) and isinstance(t, _VirtualPeriodic)
-    ]
-    for theirs_timer, my_timer in sorted(pairs, key=lambda pair: pair[0].seq):
-        with clock._lock:
-            my_timer.when = theirs_timer.when
-            my_timer.seq = next(clock._seq)
+def _align_timers(
+    theirs: VirtualClock, mine: VirtualClock, pairs: list[tuple[Cancellable, Cancellable]]
+) -> None:
+    """Give the fork's timers their originals' due times and order: the periodic flushes stay
+    on the original's grid, and timers due at one instant fire in the original's order."""
+    order: list[tuple[int, Cancellable]] = []
+    for original, copy in pairs:
+        if isinstance(original, _VirtualPeriodic) and isinstance(copy, _VirtualPeriodic):
+            copy.when = original.when
+        seq = theirs.order_of(original)
+        if seq is not None:
+            order.append((seq, copy))
+    order.sort(key=lambda item: item[0])
+    mine.reorder([copy for _, copy in order])
 
 
 def canonical_scheduler_state(sched: Scheduler) -> bytes:
