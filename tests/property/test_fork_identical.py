@@ -15,6 +15,7 @@ from schedframe.cache import Cache
 from schedframe.objects import Node, Pod, PodDisruptionBudget
 from schedframe.queue import SchedulingQueue
 from schedframe.scheduler import Scheduler, VirtualClock, canonical_scheduler_state
+from schedframe.scheduler._protocols import CacheLike
 from schedframe.testing.builders import make_node, make_pdb, make_pod
 
 pytestmark = pytest.mark.property
@@ -300,3 +301,17 @@ def test_the_fork_flushes_on_the_original_grid_and_order() -> None:
         s_clock.advance(40.0)
     assert fork.queue.active_pods() == sched.queue.active_pods()
     assert fork_backend.get("Pod", "r0") is None and backend.get("Pod", "r0") is None
+
+
+def test_a_scheduler_whose_cache_was_replaced_does_not_fork() -> None:
+    sched = _scheduler()
+    sched.cache = cast("CacheLike", _WrappedCache(sched.cache))
+    with pytest.raises(TypeError, match="cannot fork a scheduler whose queue or cache was"):
+        sched.fork()
+
+
+class _WrappedCache:
+    """A cache wrapper (what an embedding program might install): not a Cache to copy."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner

@@ -25,16 +25,19 @@ def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = Non
     pod's timestamps and rejecting plugins, gated pods, in-flight events, nominations, the
     scheduling cycle), the informer-side stores (pods, namespaces, PodDisruptionBudgets,
     workloads, storage and DRA objects, every object by kind), the random state, the node start
-    index and, in deterministic mode, the grid of the periodic queue flushes. So from the fork
-    on, the fork makes the decisions ``sched`` would make from the same operations. In
-    deterministic mode the fork gets its own :class:`VirtualClock` starting at ``sched``'s
-    time, so advancing it never moves the original's clock.
+    index and, in deterministic mode, the grid of the periodic queue flushes; the forked
+    backend ends the graceful deletions under way when the original's would, and timers due
+    at one instant fire in the original's order. So from the fork on, the fork makes the
+    decisions ``sched`` would make from the same operations. In deterministic mode the fork
+    gets its own :class:`VirtualClock` starting at ``sched``'s time, so advancing it never
+    moves the original's clock.
 
     Not copied: results, events and counters (the fork's start empty), and the plugins' own
     memos (rebuilt on demand, as a restarted scheduler's).
 
     Raises:
-        TypeError: the backend cannot fork (only :class:`MemoryBackend` and its forks can).
+        TypeError: the backend cannot fork (only :class:`MemoryBackend` and its forks can), or
+            the scheduler's cache or queue is not the one it built.
         RuntimeError: binding cycles are in flight (the cluster is between two states); run
             the scheduler until idle first.
     """
