@@ -4,13 +4,14 @@ the fork, neither side's changes reach the other's cache, snapshot or queue."""
 
 from __future__ import annotations
 
+import threading
 from typing import cast
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from schedframe.backends import BackendFork, MemoryBackend
+from schedframe.backends import BackendFork, MemoryBackend, WatchEvent
 from schedframe.cache import Cache
 from schedframe.objects import Node, Pod, PodDisruptionBudget
 from schedframe.queue import SchedulingQueue
@@ -315,3 +316,61 @@ class _WrappedCache:
 
     def __init__(self, inner: object) -> None:
         self.inner = inner
+
+
+def test_a_fork_made_in_a_watch_callback_gets_the_writes_not_delivered_yet() -> None:
+    sched = _scheduler()
+    backend = sched.backend
+    assert isinstance(backend, MemoryBackend)
+    forks: list[Scheduler] = []
+
+    def watcher(event: WatchEvent) -> None:
+        if event.type == "ADDED" and isinstance(event.obj, Pod) and event.obj.name == "trigger":
+            backend.create(make_pod("late").req(cpu="1").obj())  # delivered after this event
+            forks.append(sched.fork())
+
+    backend.subscribe(watcher)
+    backend.create(make_pod("trigger").req(cpu="1").obj())
+    (fork,) = forks
+    assert [p.name for p in fork.queue.active_pods()] == ["trigger", "late"]
+    assert canonical_scheduler_state(fork) == canonical_scheduler_state(sched)
+
+
+def test_a_scheduler_does_not_fork_during_a_scheduling_cycle() -> None:
+    sched = _scheduler()
+    backend = sched.backend
+    assert isinstance(backend, MemoryBackend)
+    backend.create(make_pod("p").req(cpu="1").obj())
+    popped = sched.queue.pop()
+    assert popped is not None
+    with pytest.raises(RuntimeError, match="during the scheduling cycle of pod default/p"):
+        sched.fork()
+
+
+def test_a_fork_taken_while_another_thread_writes_is_of_one_instant() -> None:
+    backend = MemoryBackend([make_node("n").capacity(cpu="1000", pods=100000).obj()])
+    sched = Scheduler.from_config(None, backend)  # real mode: writers on other threads
+    stop = threading.Event()
+
+    def write() -> None:
+        n = 0
+        while not stop.is_set():
+            backend.create(make_pod(f"w{n}").req(cpu="1m").node("n").obj())
+            n += 1
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for _ in range(20):
+            fork = sched.fork()
+            fork_backend = fork.backend
+            assert isinstance(fork_backend, BackendFork)
+            stored = {p.key for p in fork_backend.list("Pod") if isinstance(p, Pod)}
+            cached = {pi.pod.key for pi in cast("Cache", fork.cache).dump().nodes["n"].pods}
+            assert cached == stored
+            fork.stop()
+            fork_backend.discard()
+    finally:
+        stop.set()
+        writer.join()
+        sched.stop()

@@ -57,6 +57,12 @@ class BackendFork(MemoryBackend):
             )
             self._rv = parent._rv
             self.events = list(parent.events)
+            # Writes the parent's watchers have not been told of yet: the fork tells its own
+            # resumed watchers (see resuming_watches), whose state was copied from the parent's.
+            self._pending.extend(parent._pending)
+            self._resume_rv = (
+                parent._pending[0].resource_version - 1 if parent._pending else parent._rv
+            )
             # Pods in their graceful-deletion period go when they would on the parent.
             self._inherited_timers: list[tuple[object, object]] = []
             for key, (when, uid, timer) in parent._finalizing.items():
@@ -80,7 +86,9 @@ class BackendFork(MemoryBackend):
     @contextlib.contextmanager
     def resuming_watches(self) -> Iterator[None]:
         """Within this block, :meth:`subscribe` replays nothing: a subscriber gets only the
-        changes made after it subscribed, as a watch resumed at the fork's resourceVersion.
+        changes its counterpart on the parent had not been told of at the fork (the parent's
+        undelivered events, delivered at the fork's next write or :meth:`deliver_pending`) and
+        those made after, as a watch resumed at that resourceVersion.
 
         For a subscriber that starts from a copy of what its counterpart on the parent holds
         (:meth:`Scheduler.fork <schedframe.scheduler.Scheduler.fork>` copies its cache and
@@ -99,9 +107,14 @@ class BackendFork(MemoryBackend):
             return super().subscribe(callback)
         self._check_open()
         with self._lock:
-            subscription = _Subscription(self, callback, self._rv)
+            subscription = _Subscription(self, callback, self._resume_rv)
             self._subscribers.append(subscription)
         return subscription
+
+    def deliver_pending(self) -> None:
+        """Deliver the events queued for this fork's watchers (the parent's writes they were
+        not told of at the fork), as the next write would."""
+        self._drain()
 
     def _finalize_at(self, when: float, key: _Key, uid: str) -> object:
         clock = self._clock

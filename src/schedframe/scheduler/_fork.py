@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, cast
 
 from schedframe.scheduler._clock import Cancellable, RealClock, VirtualClock, _VirtualPeriodic
@@ -9,6 +10,9 @@ from schedframe.scheduler._clock import Cancellable, RealClock, VirtualClock, _V
 if TYPE_CHECKING:
     import pluggy
 
+    from schedframe.backends import BackendFork, MemoryBackend
+    from schedframe.cache import Cache
+    from schedframe.queue import SchedulingQueue
     from schedframe.scheduler._scheduler import Scheduler
 
 __all__ = ["canonical_scheduler_state", "fork_scheduler"]
@@ -38,10 +42,11 @@ def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = Non
     Raises:
         TypeError: the backend cannot fork (only :class:`MemoryBackend` and its forks can), or
             the scheduler's cache or queue is not the one it built.
-        RuntimeError: binding cycles are in flight (the cluster is between two states); run
-            the scheduler until idle first.
+        RuntimeError: binding cycles are in flight (the cluster is between two states), or a
+            scheduling cycle is (real mode: fork between cycles); run the scheduler until
+            idle first.
     """
-    from schedframe.backends import BackendFork, MemoryBackend
+    from schedframe.backends import MemoryBackend
 
     backend = sched.backend
     if not isinstance(backend, MemoryBackend):
@@ -49,17 +54,49 @@ def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = Non
             f"cannot fork a scheduler on {type(backend).__name__}: only a MemoryBackend forks "
             "(load the live cluster into one first)"
         )
-    if sched.in_flight():
-        raise RuntimeError(
-            f"cannot fork with {sched.in_flight()} binding cycle(s) in flight; "
-            "run the scheduler until idle first"
-        )
     from schedframe.cache import Cache
     from schedframe.queue import SchedulingQueue
 
     queue, cache = sched.queue, cast("object", sched.cache)
     if not isinstance(queue, SchedulingQueue) or not isinstance(cache, Cache):
         raise TypeError("cannot fork a scheduler whose queue or cache was replaced")
+    # Hold still while copying: no watch event is delivered to the original (its writers
+    # wait; what they wrote is handed to the fork as undelivered events) and no scheduling
+    # cycle starts (the queue's lock keeps pop out), so the fork's cluster, cache, snapshot
+    # and queue are of one instant. Called from a watch callback, the delivery is ours.
+    me = threading.get_ident()
+    delivering = backend._deliverer == me
+    if not delivering:
+        backend._deliver_lock.acquire()
+        backend._deliverer = me
+    try:
+        with queue._lock:
+            fork, forked_backend = _fork_quiet(sched, backend, queue, cache, hooks)
+    finally:
+        if not delivering:
+            backend._deliverer = None
+            backend._deliver_lock.release()
+    forked_backend.deliver_pending()
+    return fork
+
+
+def _fork_quiet(
+    sched: Scheduler,
+    backend: MemoryBackend,
+    queue: SchedulingQueue,
+    cache: Cache,
+    hooks: pluggy.PluginManager | None,
+) -> tuple[Scheduler, BackendFork]:
+    if sched.in_flight():
+        raise RuntimeError(
+            f"cannot fork with {sched.in_flight()} binding cycle(s) in flight; "
+            "run the scheduler until idle first"
+        )
+    popped = queue.in_flight_pods()
+    if popped:
+        raise RuntimeError(
+            f"cannot fork during the scheduling cycle of pod {popped[0].key}; fork between cycles"
+        )
     clock = VirtualClock(start=sched.clock.now()) if sched.deterministic else RealClock()
     forked_backend: BackendFork = backend.fork(clock=clock)
     from schedframe.scheduler._scheduler import Scheduler
@@ -98,7 +135,7 @@ def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = Non
                 cast("list[tuple[Cancellable, Cancellable]]", forked_backend._inherited_timers)
             )
         _align_timers(sched.clock, clock, pairs)
-    return fork
+    return fork, forked_backend
 
 
 def _align_timers(
@@ -161,7 +198,6 @@ def canonical_scheduler_state(sched: Scheduler) -> bytes:
         f"snapshot {info.name} pods={len(info.pods)} requested={sorted(info.requested.items())}"
         for info in sched.snapshot.list()
     )
-    from schedframe.cache import Cache
 
     dump = cast("Cache", sched.cache).dump()
     for name in sorted(dump.nodes):
