@@ -130,9 +130,9 @@ def _decisions(sched: Scheduler) -> dict[str, tuple[str, str, str, tuple[str, ..
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(before=ops, backoff=st.booleans(), graceful=st.booleans(), after=ops)
+@given(before=ops, backoff=st.booleans(), graceful=st.booleans(), nested=st.booleans(), after=ops)
 def test_a_fork_decides_as_its_original_would(
-    before: list[Op], backoff: bool, graceful: bool, after: list[Op]
+    before: list[Op], backoff: bool, graceful: bool, nested: bool, after: list[Op]
 ) -> None:
     original = _scheduler(graceful=graceful)
     if backoff:  # end with pods in backoff: rejected, then moved by a node they fit
@@ -146,6 +146,8 @@ def test_a_fork_decides_as_its_original_would(
     if any(isinstance(p, Pod) and p.deletion_timestamp for p in original.backend.list("Pod")):
         event("pods in their grace period at the fork")
     fork = original.fork()
+    if nested:  # a fork of the fork
+        fork = fork.fork()
     assert canonical_scheduler_state(fork) == canonical_scheduler_state(original)
     seen = dict(original.results)
 
