@@ -15,12 +15,13 @@ what follows from it are one step; the controllers' own logic lives in ``_claims
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import typing
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 
@@ -358,6 +359,22 @@ class MemoryBackend:
         from schedframe.backends._fork import BackendFork
 
         return BackendFork(self, clock=clock)
+
+    @contextlib.contextmanager
+    def _holding_deliveries(self) -> Iterator[None]:
+        """No watch event is delivered while inside (writers' events wait, queued), so the
+        watchers' state holds still (Scheduler.fork copies it). On the thread delivering (in
+        a watch callback) the delivery already waits for the caller."""
+        me = threading.get_ident()
+        if self._deliverer == me:
+            yield
+            return
+        with self._deliver_lock:
+            self._deliverer = me
+            try:
+                yield
+            finally:
+                self._deliverer = None
 
     # -- failure injection ---------------------------------------------------------------------
 

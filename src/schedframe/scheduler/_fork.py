@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, cast
 
 from schedframe.scheduler._clock import Cancellable, RealClock, VirtualClock, _VirtualPeriodic
@@ -61,21 +60,11 @@ def fork_scheduler(sched: Scheduler, *, hooks: pluggy.PluginManager | None = Non
     if not isinstance(queue, SchedulingQueue) or not isinstance(cache, Cache):
         raise TypeError("cannot fork a scheduler whose queue or cache was replaced")
     # Hold still while copying: no watch event is delivered to the original (its writers
-    # wait; what they wrote is handed to the fork as undelivered events) and no scheduling
-    # cycle starts (the queue's lock keeps pop out), so the fork's cluster, cache, snapshot
-    # and queue are of one instant. Called from a watch callback, the delivery is ours.
-    me = threading.get_ident()
-    delivering = backend._deliverer == me
-    if not delivering:
-        backend._deliver_lock.acquire()
-        backend._deliverer = me
-    try:
-        with queue._lock:
-            fork, forked_backend = _fork_quiet(sched, backend, queue, cache, hooks)
-    finally:
-        if not delivering:
-            backend._deliverer = None
-            backend._deliver_lock.release()
+    # wait; what they wrote reaches the fork as undelivered events) and no scheduling cycle
+    # starts (the queue's lock keeps pop out), so the fork's cluster, cache, snapshot and
+    # queue are of one instant.
+    with backend._holding_deliveries(), queue._lock:
+        fork, forked_backend = _fork_quiet(sched, backend, queue, cache, hooks)
     forked_backend.deliver_pending()
     return fork
 
