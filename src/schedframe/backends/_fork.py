@@ -10,11 +10,13 @@ delivers the same events to its own watchers, exactly as if the writes had been 
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
-from schedframe.backends._memory import STORED_KINDS, MemoryBackend, _Object
-from schedframe.backends._protocols import WatchEvent
+from schedframe.backends._memory import STORED_KINDS, MemoryBackend, _Object, _Subscription
+from schedframe.backends._protocols import Subscription, WatchEvent
 from schedframe.errors import BackendError
 
 if TYPE_CHECKING:
@@ -55,11 +57,72 @@ class BackendFork(MemoryBackend):
             )
             self._rv = parent._rv
             self.events = list(parent.events)
+            # Writes the parent's watchers have not been told of yet: the fork tells its own
+            # resumed watchers (see resuming_watches), whose state was copied from the parent's.
+            self._pending.extend(parent._pending)
+            self._resume_rv = (
+                parent._pending[0].resource_version - 1 if parent._pending else parent._rv
+            )
+            # Pods in their graceful-deletion period go when they would on the parent.
+            self._inherited_timers: list[tuple[object, object]] = []
+            for key, (when, uid, timer) in parent._finalizing.items():
+                pod = self._store["Pod"].get(key)
+                if (
+                    pod is None
+                    or pod.metadata.uid != uid
+                    or pod.metadata.deletion_timestamp is None
+                ):
+                    continue
+                mine = self._finalize_at(when, key, uid)
+                self._finalizing[key] = (when, uid, mine)
+                self._inherited_timers.append((timer, mine))
         self.parent: Final = parent
         self.base_resource_version: Final = self._rv
         self._base_events = len(self.events)
         self._log: list[tuple[str, _Key, _Object | None, WatchEvent]] = []
         self._closed = ""
+        self._replay = True
+
+    @contextlib.contextmanager
+    def resuming_watches(self) -> Iterator[None]:
+        """Within this block, :meth:`subscribe` replays nothing: a subscriber gets only the
+        changes its counterpart on the parent had not been told of at the fork (the parent's
+        undelivered events, delivered at the fork's next write or :meth:`deliver_pending`) and
+        those made after, as a watch resumed at that resourceVersion.
+
+        For a subscriber that starts from a copy of what its counterpart on the parent holds
+        (:meth:`Scheduler.fork <schedframe.scheduler.Scheduler.fork>` copies its cache and
+        queue) rather than from a replay of every object.
+        """
+        self._replay = False
+        try:
+            yield
+        finally:
+            self._replay = True
+
+    def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
+        """As :meth:`MemoryBackend.subscribe`; inside :meth:`resuming_watches`, without the
+        replay of the current objects."""
+        if self._replay:
+            return super().subscribe(callback)
+        self._check_open()
+        with self._lock:
+            subscription = _Subscription(self, callback, self._resume_rv)
+            self._subscribers.append(subscription)
+        return subscription
+
+    def deliver_pending(self) -> None:
+        """Deliver the events queued for this fork's watchers (the parent's writes they were
+        not told of at the fork), as the next write would."""
+        self._drain()
+
+    def _finalize_at(self, when: float, key: _Key, uid: str) -> object:
+        clock = self._clock
+        callback = functools.partial(self._finalize_later, key, uid)
+        call_at = getattr(clock, "call_at", None)
+        if call_at is not None:
+            return call_at(when, callback)
+        return clock.call_later(max(when - clock.now(), 0.0), callback)  # type: ignore[attr-defined]
 
     @property
     def closed(self) -> bool:

@@ -15,12 +15,13 @@ what follows from it are one step; the controllers' own logic lives in ``_claims
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import typing
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, TypeVar, cast
 
@@ -328,6 +329,8 @@ class MemoryBackend:
         self._deliverer: int | None = None
         #: Events recorded through :meth:`record_event`, oldest first.
         self.events: list[Event] = []
+        # Pods in their graceful-deletion period: key -> (when it ends, uid, its timer).
+        self._finalizing: dict[_Key, tuple[float, str, object]] = {}
         self._storage: StorageController | None = None
         if storage_controller:
             self._storage = StorageController(self._get_locked, self._list_locked, self._put)
@@ -357,6 +360,22 @@ class MemoryBackend:
         from schedframe.backends._fork import BackendFork
 
         return BackendFork(self, clock=clock)
+
+    @contextlib.contextmanager
+    def _holding_deliveries(self) -> Iterator[None]:
+        """No watch event is delivered while inside (writers' events wait, queued), so the
+        watchers' state holds still (Scheduler.fork copies it). On the thread delivering (in
+        a watch callback) the delivery already waits for the caller."""
+        me = threading.get_ident()
+        if self._deliverer == me:
+            yield
+            return
+        with self._deliver_lock:
+            self._deliverer = me
+            try:
+                yield
+            finally:
+                self._deliverer = None
 
     # -- failure injection ---------------------------------------------------------------------
 
@@ -1042,7 +1061,8 @@ class MemoryBackend:
                 )
                 uid = stored.uid
                 clock: _TimerClock = self._clock  # type: ignore[assignment]
-                clock.call_later(grace, lambda: self._finalize_later(key, uid))
+                timer = clock.call_later(grace, lambda: self._finalize_later(key, uid))
+                self._finalizing[key] = (clock.now() + grace, uid, timer)
                 return result
         return self._remove(kind, key, stored)
 
@@ -1075,6 +1095,9 @@ class MemoryBackend:
         return last
 
     def _finalize(self, key: _Key, uid: str | None) -> None:
+        pending = self._finalizing.get(key)
+        if pending is not None and (uid is None or pending[1] == uid):
+            del self._finalizing[key]
         stored = self._store["Pod"].get(key)
         if stored is None or stored.metadata.deletion_timestamp is None:
             return

@@ -48,6 +48,12 @@ class _ImageState:
         # Rebuilt lazily when the node count changes; shared by every NodeInfo with the image.
         self.summary = ImageStateSummary(size=size, num_nodes=0)
 
+    def copy(self) -> _ImageState:
+        other = _ImageState(self.size)
+        other.nodes = set(self.nodes)
+        other.summary = self.summary
+        return other
+
 
 def _pod_ref(pod: Pod) -> str:
     # Upstream prints the pod key (the uid) then klog.KObj(pod).
@@ -82,6 +88,10 @@ class Cache:
         self._stale_image_nodes: set[str] = set()
         # The newest generation any snapshot was brought to; see _refresh_images.
         self._snapshot_generation = 0
+        # Once copied (see copy_state), the nodes whose NodeInfo is this cache's own; the
+        # others may be held by another cache too and are copied on first write. ``None``:
+        # never copied, every NodeInfo is its own.
+        self._owned: set[str] | None = None
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -89,7 +99,7 @@ class Cache:
         """Add (or replace) a node; a ghost or pod-created entry gets its Node back."""
         name = node.metadata.name
         with self._lock:
-            info = self._nodes.get(name)
+            info = self._writable(name)
             if info is None:
                 info = self._nodes[name] = NodeInfo()
             else:
@@ -102,7 +112,7 @@ class Cache:
         """Replace a node's object; moves it in the node tree when its zone changed."""
         name = new.metadata.name
         with self._lock:
-            info = self._nodes.get(name)
+            info = self._writable(name)
             if info is None:
                 info = self._nodes[name] = NodeInfo()
                 self._tree.add_node(new)
@@ -122,7 +132,7 @@ class Cache:
         """
         name = node.metadata.name
         with self._lock:
-            info = self._nodes.get(name)
+            info = self._writable(name)
             if info is None:
                 raise CacheError(f"node {name} is not found")
             info.remove_node()
@@ -299,6 +309,8 @@ class Cache:
                     update_all = True
                     by_name[name] = clone
                     continue
+                if snapshot._owned is not None and name not in snapshot._owned:
+                    existing = snapshot._unshare(name, existing)  # maybe shared: copy it first
                 if (not existing.pods_with_affinity) != (not clone.pods_with_affinity) or (
                     not existing.pods_with_required_anti_affinity
                 ) != (not clone.pods_with_required_anti_affinity):
@@ -387,7 +399,37 @@ class Cache:
         with self._lock:
             return list(reversed(self._nodes))
 
+    def copy_state(self, other: Cache) -> None:
+        """Make this (new, empty) cache hold what ``other`` holds: a fork's starting point.
+
+        Copy-on-write: both caches keep the same NodeInfo objects, and each copies a node's
+        NodeInfo the first time it changes it, so the copy costs a few dictionary copies and
+        neither cache ever sees the other's later changes.
+        """
+        with other._lock, self._lock:
+            self._nodes = other._nodes.copy()
+            self._owned = set()
+            other._owned = set()
+            self._tree = other._tree.copy()
+            self._pod_states = dict(other._pod_states)
+            self._assumed = set(other._assumed)
+            self._images = {key: state.copy() for key, state in other._images.items()}
+            self._node_images = dict(other._node_images)  # values are replaced, never changed
+            self._dirty_images = set(other._dirty_images)
+            self._stale_image_nodes = set(other._stale_image_nodes)
+            self._snapshot_generation = other._snapshot_generation
+
     # -- internals (lock held) -----------------------------------------------------------------
+
+    def _writable(self, name: str) -> NodeInfo | None:
+        """The NodeInfo of ``name`` to change in place: this cache's own (a private copy of
+        one it shares with another cache, see :meth:`copy_state`), or ``None``."""
+        info = self._nodes.get(name)
+        owned = self._owned
+        if info is not None and owned is not None and name not in owned:
+            owned.add(name)
+            info = self._nodes[name] = info.clone()
+        return info
 
     def _validate_assumed(self, pod: Pod, current: Pod) -> None:
         if current.spec.node_name != pod.spec.node_name:
@@ -402,7 +444,7 @@ class Cache:
 
     def _add_pod(self, pod: Pod, *, assumed: bool) -> None:
         name = pod.spec.node_name
-        info = self._nodes.get(name)
+        info = self._writable(name)
         if info is None:
             # A pod may arrive before its node; the NodeInfo waits without a Node.
             info = self._nodes[name] = NodeInfo()
@@ -414,7 +456,7 @@ class Cache:
 
     def _remove_pod(self, pod: Pod) -> None:
         name = pod.spec.node_name
-        info = self._nodes.get(name)
+        info = self._writable(name)
         if info is None:
             _log.error("Node not found when trying to remove pod: node=%s pod=%s", name, pod.key)
         else:
@@ -494,6 +536,7 @@ class Cache:
             states = {key: images[key].summary for key in self._node_images.get(name, {})}
             if states == info.image_states:
                 continue
+            info = self._writable(name) or info
             info.image_states = states
             if info.generation <= self._snapshot_generation:
                 info.generation = next_generation()

@@ -61,6 +61,15 @@ class NodeTree:
         for node in nodes:
             self.add_node(node)
 
+    def copy(self) -> NodeTree:
+        """An independent copy (the same zones and names in the same order)."""
+        other = NodeTree()
+        other.tree = {zone: list(names) for zone, names in self.tree.items()}
+        other.zones = list(self.zones)
+        other.num_nodes = self.num_nodes
+        other.version = self.version
+        return other
+
     def add_node(self, node: Node) -> None:
         """Add ``node`` to its zone; a name already in that zone is left alone."""
         zone = get_zone_key(node)

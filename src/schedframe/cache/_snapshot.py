@@ -33,6 +33,7 @@ class Snapshot:
         "_have_affinity",
         "_have_required_anti_affinity",
         "_node_list",
+        "_owned",
         "_position",
         "_pvc_counts",
         "_tree_version",
@@ -57,6 +58,9 @@ class Snapshot:
         # Columnar view (built on first use) and the nodes changed since it was refreshed.
         self._columns: NodeColumns | None = None
         self._changed: set[str] = set()
+        # Once copied (see copy_state), the nodes whose NodeInfo is this snapshot's own; the
+        # others may be held by another snapshot too. ``None``: never copied.
+        self._owned: set[str] | None = None
 
     @classmethod
     def from_objects(cls, nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> Snapshot:
@@ -132,6 +136,50 @@ class Snapshot:
                     side.insert(index, info)
                 elif present and not member:
                     del side[index]
+
+    def copy_state(self, other: Snapshot) -> None:
+        """Make this (new) snapshot hold what ``other`` holds: a fork's starting point.
+
+        Copy-on-write: both snapshots keep the same NodeInfo objects; the cache copies one
+        before it refreshes it in place (:meth:`_unshare`), so neither snapshot ever sees the
+        other's later refreshes. The columnar view is copied too.
+        """
+        self._by_name = dict(other._by_name)
+        self._node_list = list(other._node_list)
+        self._position = dict(other._position)
+        self._have_affinity = list(other._have_affinity)
+        self._have_required_anti_affinity = list(other._have_required_anti_affinity)
+        self._pvc_counts = dict(other._pvc_counts)
+        self._tree_version = other._tree_version
+        self.generation = other.generation
+        columns = other._columns
+        if columns is not None and columns.infos is other._node_list:
+            self._columns = columns.copy(self._node_list)
+        else:
+            self._columns = None
+        self._changed = set(other._changed)
+        self._owned = set()
+        other._owned = set()
+
+    def _unshare(self, name: str, info: NodeInfo) -> NodeInfo:
+        """Replace ``info`` (the NodeInfo of ``name``, maybe shared with another snapshot) by
+        a private copy everywhere this snapshot refers to it; returns the copy."""
+        if self._owned is not None:
+            self._owned.add(name)
+        own = info.clone()
+        self._by_name[name] = own
+        position = self._position
+        at = position.get(id(info))
+        if at is None:
+            return own
+        for side in (self._have_affinity, self._have_required_anti_affinity):
+            index = bisect.bisect_left(side, at, key=lambda i: position[id(i)])
+            if index < len(side) and side[index] is info:
+                side[index] = own
+        del position[id(info)]
+        position[id(own)] = at
+        self._node_list[at] = own
+        return own
 
     # -- SharedLister ------------------------------------------------------------------------
 

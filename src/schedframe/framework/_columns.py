@@ -224,6 +224,15 @@ class LabelColumn:
     def update(self, row: int, info: NodeInfo) -> None:
         self.codes[row] = self._code(_label(info, self.key))
 
+    def copy(self) -> LabelColumn:
+        """An independent copy (values seen, codes and rows)."""
+        column = LabelColumn.__new__(LabelColumn)
+        column.key = self.key
+        column.values = list(self.values)
+        column.code_of = dict(self.code_of)
+        column.codes = self.codes.copy()
+        return column
+
     @classmethod
     def taken_from(cls, other: LabelColumn, rows: npt.NDArray[np.intp]) -> LabelColumn:
         """The column of ``other``'s ``rows`` (same codes and values)."""
@@ -392,6 +401,23 @@ class NodeColumns:
             setattr(self, field, column)
         self.used_ports = self.used_ports | (sums[:, 5] != 0)
         return self
+
+    def copy(self, infos: Sequence[NodeInfo]) -> NodeColumns:
+        """An independent copy over ``infos``: the same nodes in the same rows (a forked
+        snapshot's node list). The arrays are copied; neither copy sees the other's refreshes."""
+        other = NodeColumns.__new__(NodeColumns)
+        other.infos = infos
+        other.names = self.names  # never changed in place
+        other.index = self.index
+        other.size = self.size
+        other.generations = self.generations.copy()
+        other._nodes = list(self._nodes)
+        other._labels = {key: column.copy() for key, column in self._labels.items()}
+        other._source = self._source
+        other._inexact_rows = set(self._inexact_rows)
+        for field in _INT_FIELDS + _BOOL_FIELDS:
+            setattr(other, field, getattr(self, field).copy())
+        return other
 
     def refresh(self, rows: Sequence[int]) -> None:
         """Re-read ``rows`` from their NodeInfos (the snapshot calls this after the cache

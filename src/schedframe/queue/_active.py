@@ -16,7 +16,7 @@ import attrs
 
 from schedframe.framework import ClusterEvent, QueuedPodInfo
 from schedframe.objects import Pod
-from schedframe.queue._heap import KeyedHeap
+from schedframe.queue._heap import KeyedHeap, split_counter
 
 __all__ = ["ActiveQueue", "InFlightEvent"]
 
@@ -49,6 +49,17 @@ class ActiveQueue:
         self._in_flight: dict[str, int] = {}
         self._ids = itertools.count()
         self.scheduling_cycle = 0
+
+    def copy_state(
+        self, other: ActiveQueue, convert: Callable[[QueuedPodInfo], QueuedPodInfo]
+    ) -> None:
+        """Make this (empty) queue hold what ``other`` holds (its entries through
+        ``convert``): the heap, the in-flight pods, the event log and the cycle count."""
+        self.heap.copy_state(other.heap, convert)
+        self._log = OrderedDict(other._log)  # pods and events are immutable values
+        self._in_flight = dict(other._in_flight)
+        self._ids, other._ids = split_counter(other._ids)
+        self.scheduling_cycle = other.scheduling_cycle
 
     def move_to_in_flight(self, qpi: QueuedPodInfo, track: bool = True) -> bool:
         """Count the attempt and mark the pod in flight; False if it already was (a bug).

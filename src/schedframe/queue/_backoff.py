@@ -139,6 +139,14 @@ class BackoffQueue:
         assert self._active_sort_key is not None
         return (self.backoff_time(qpi), self._active_sort_key(qpi))
 
+    def copy_state(
+        self, other: BackoffQueue, convert: Callable[[QueuedPodInfo], QueuedPodInfo]
+    ) -> None:
+        """Make this (empty) queue hold what ``other`` holds, entries through ``convert``
+        (expiries included: they are cached on the entries)."""
+        self._pod_q.copy_state(other._pod_q, convert)
+        self._error_q.copy_state(other._error_q, convert)
+
     # -- the queue ---------------------------------------------------------------------------
 
     def add(self, qpi: QueuedPodInfo) -> None:

@@ -36,6 +36,14 @@ class _Entry(Generic[T]):
 _rank_of = operator.attrgetter("rank")
 
 
+def split_counter(
+    counter: itertools.count[int],
+) -> tuple[itertools.count[int], itertools.count[int]]:
+    """Two independent counters, each going on from where ``counter`` is (which is spent)."""
+    start = next(counter)
+    return itertools.count(start), itertools.count(start)
+
+
 class KeyedHeap(Generic[T]):
     """Items ordered by ``less``, addressable by ``key(item)``.
 
@@ -72,6 +80,17 @@ class KeyedHeap(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         """Items in no particular order."""
         return (e.item for e in self._heap)
+
+    def copy_state(self, other: KeyedHeap[T], convert: Callable[[T], T]) -> None:
+        """Make this (empty) heap hold ``convert(item)`` for each item of ``other``, in the
+        same layout with the same insertion ranks, so both pop in the same order from here.
+
+        ``convert`` must keep each item's key and sort key.
+        """
+        heap = [_Entry(convert(e.item), e.seq, e.index, e.rank) for e in other._heap]
+        self._heap = heap
+        self._entries = {self._key(e.item): e for e in heap}
+        self._counter, other._counter = split_counter(other._counter)
 
     def entry_getter(self) -> Callable[[str], _Entry[T] | None]:
         """``key -> entry`` (its ``item`` is the stored item), for callers looking up many

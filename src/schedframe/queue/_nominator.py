@@ -25,6 +25,12 @@ class Nominator:
         # node_names(), kept until a node gains its first or loses its last nominated pod.
         self._names: frozenset[str] | None = frozenset()
 
+    def copy_state(self, other: Nominator) -> None:
+        """Make this (empty) nominator hold ``other``'s nominations, in the same order."""
+        self._by_node = {node: list(pods) for node, pods in other._by_node.items()}
+        self._node_of = dict(other._node_of)
+        self._names = other._names
+
     def add(self, pod_info: PodInfo, nominating_info: NominatingInfo | None) -> None:
         """Nominate the pod (upstream ``addNominatedPodUnlocked``).
 

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+import attrs
+
 from schedframe.errors import SchedframeError
 from schedframe.framework import (
     ActionType,
@@ -292,6 +294,38 @@ class SchedulingQueue:
             for event, hints in hint_map.items():
                 for plugin_name, _ in hints:
                     self._plugin_events.setdefault(plugin_name, []).append(event)
+
+    @_changes
+    def copy_state(self, other: SchedulingQueue) -> None:
+        """Make this (new, empty) queue hold what ``other`` holds: a fork's starting point.
+
+        Every pending pod keeps its place and history: the activeQ and backoffQ heaps in the
+        same layout, backoff expiries, the unschedulable pool in its order with each pod's
+        timestamps, attempts and rejecting plugins, gated pods, in-flight pods and events,
+        nominations and the scheduling cycle. Entries are copies, so neither queue sees the
+        other's later changes. Both queues must be built from the same configuration.
+        """
+        with other._lock:
+            copies: dict[int, QueuedPodInfo] = {}
+
+            def convert(qpi: QueuedPodInfo) -> QueuedPodInfo:
+                copy = copies.get(id(qpi))
+                if copy is None:
+                    copy = copies[id(qpi)] = attrs.evolve(
+                        qpi,
+                        unschedulable_plugins=set(qpi.unschedulable_plugins),
+                        pending_plugins=set(qpi.pending_plugins),
+                    )
+                return copy
+
+            self._active.copy_state(other._active, convert)
+            self._backoff.copy_state(other._backoff, convert)
+            self._unschedulable = {uid: convert(q) for uid, q in other._unschedulable.items()}
+            self._nominator.copy_state(other._nominator)
+            self._move_request_cycle = other._move_request_cycle
+            self._nominated_generation = other._nominated_generation
+            self._node_generations = dict(other._node_generations)
+            self._nominated_memo = {}
 
     # ------------------------------------------------------------------------------------------
     # Properties

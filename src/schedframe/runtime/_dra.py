@@ -86,6 +86,19 @@ class DRAStore:
         for obj in objects:
             self.set(obj)
 
+    def copy_state(self, other: DRAStore) -> None:
+        """Make this (new) store hold what ``other`` holds, in-flight and assumed claims
+        included (a fork's starting point). Its ``writer`` stays its own."""
+        with other._lock, self._lock:  # the dicts are replaced whole, never changed: shared
+            self._classes = other._classes
+            self._slices = other._slices
+            self._slice_list = other._slice_list
+            self._claims = other._claims
+            self._templates = other._templates
+            self._in_flight = other._in_flight
+            self._assumed = other._assumed
+            self.generation = other.generation
+
     # -- informer side ------------------------------------------------------------------------
 
     def set(self, obj: object) -> bool:

@@ -39,6 +39,15 @@ class KindLister:
         self._all: tuple[object, ...] | None = ()
         self._dirty: set[str] = set()
 
+    def _copy(self, lock: threading.Lock) -> KindLister:
+        # Called with the store's lock held; objects and the sorted tuples are shared.
+        other = KindLister(self.kind, lock)
+        other._ns = {ns: dict(objects) for ns, objects in self._ns.items()}
+        other._sorted = dict(self._sorted)
+        other._all = self._all
+        other._dirty = set(self._dirty)
+        return other
+
     def _put(self, key: _Key, obj: object | None) -> None:
         # Called with the store's lock held.
         ns, name = key
@@ -90,6 +99,23 @@ class ObjectStore:
         self._kinds: dict[str, KindLister] = {}
         for obj in objects:
             self.set(obj)
+
+    def copy_state(self, other: ObjectStore) -> None:
+        """Make this (new) store hold what ``other`` holds (a fork's starting point); listers
+        already handed out by this store keep working and see the copied objects."""
+        with other._lock, self._lock:
+            for kind, source in other._kinds.items():
+                copy = source._copy(self._lock)
+                mine = self._kinds.get(kind)
+                if mine is None:
+                    self._kinds[kind] = copy
+                else:
+                    mine._ns, mine._sorted, mine._all, mine._dirty = (
+                        copy._ns,
+                        copy._sorted,
+                        copy._all,
+                        copy._dirty,
+                    )
 
     def lister(self, kind: str) -> KindLister:
         """The lister of ``kind`` (empty until an object of that kind arrives)."""

@@ -69,6 +69,15 @@ class StorageStore:
         for obj in objects:
             self.set(obj)
 
+    def copy_state(self, other: StorageStore) -> None:
+        """Make this (new) store hold what ``other`` holds (a fork's starting point)."""
+        with other._lock, self._lock:
+            self._by_kind = {kind: dict(objs) for kind, objs in other._by_kind.items()}
+            self._pvs = other._pvs
+            self._capacities = other._capacities
+            self._attachments = other._attachments
+            self.generation = other.generation
+
     def _reindex(self, kind: type) -> None:
         objs = self._by_kind[kind]
         ordered = tuple(objs[k] for k in sorted(objs))

@@ -34,6 +34,13 @@ class WorkloadStore:
         for obj in objects:
             self.set(obj)
 
+    def copy_state(self, other: WorkloadStore) -> None:
+        """Make this (new) store hold what ``other`` holds (a fork's starting point)."""
+        with other._lock, self._lock:
+            self._by_kind = {kind: dict(objs) for kind, objs in other._by_kind.items()}
+            self._service_names = {ns: dict(s) for ns, s in other._service_names.items()}
+            self._services = dict(other._services)
+
     def _index_service(self, svc: Service, *, present: bool) -> None:
         ns, name = svc.metadata.namespace, svc.metadata.name
         names = self._service_names.setdefault(ns, {})

@@ -62,12 +62,13 @@ class RealClock:
 
 
 class _VirtualTimer:
-    __slots__ = ("callback", "cancelled", "when")
+    __slots__ = ("callback", "cancelled", "seq", "when")
 
-    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+    def __init__(self, when: float, callback: Callable[[], None], seq: int) -> None:
         self.when = when
         self.callback = callback
         self.cancelled = False
+        self.seq = seq
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -163,10 +164,28 @@ class VirtualClock:
         """Run ``callback`` once the clock reaches ``when`` (at once on the next advance if past)."""
         if math.isnan(when):
             raise ValueError("a timer's due time cannot be NaN")
-        timer = _VirtualTimer(when, callback)
         with self._lock:
-            heapq.heappush(self._heap, (when, next(self._seq), timer))
+            timer = _VirtualTimer(when, callback, next(self._seq))
+            heapq.heappush(self._heap, (when, timer.seq, timer))
         return timer
+
+    def order_of(self, timer: Cancellable) -> int | None:
+        """Where ``timer`` (one of this clock's) stands among timers due at the same time:
+        the lower fires first. ``None`` for an object that is not a timer of a VirtualClock."""
+        if isinstance(timer, _VirtualTimer | _VirtualPeriodic):
+            return timer.seq
+        return None
+
+    def reorder(self, timers: list[Cancellable]) -> None:
+        """Make ``timers`` (pending timers of this clock) fire in the order given when due at
+        the same time, after the others already pending then (a fork's clock takes its
+        original's order this way)."""
+        with self._lock:
+            for timer in timers:
+                if isinstance(timer, _VirtualTimer | _VirtualPeriodic):
+                    timer.seq = next(self._seq)
+            self._heap = [(when, timer.seq, timer) for when, _, timer in self._heap]
+            heapq.heapify(self._heap)
 
     def call_every(
         self,

@@ -215,6 +215,11 @@ class PodStore:
         with self._lock:
             self._pods[pod.key] = pod
 
+    def copy_state(self, other: PodStore) -> None:
+        """Make this (new) store hold ``other``'s pods, in the same order."""
+        with other._lock, self._lock:
+            self._pods = dict(other._pods)
+
     def delete(self, pod: Pod) -> None:
         with self._lock:
             current = self._pods.get(pod.key)
@@ -244,6 +249,18 @@ class LiveClusterView(ClusterView):
         self._lock = threading.Lock()
         self._kind_watcher = kind_watcher
         self._pdb_by_key: dict[str, PodDisruptionBudget] = {}
+
+    def copy_state(self, other: LiveClusterView) -> None:
+        """Make this (new) view hold what ``other`` holds: namespaces, PodDisruptionBudgets,
+        workloads, storage and DRA objects and every object by kind (a fork's starting point)."""
+        with other._lock, self._lock:
+            self._namespaces = other._namespaces  # replaced whole on every write
+            self._pdb_by_key = dict(other._pdb_by_key)
+            self._pdbs = list(other._pdbs)
+        self.workloads.copy_state(other.workloads)
+        self.storage.copy_state(other.storage)
+        self.dra.copy_state(other.dra)
+        self.objects.copy_state(other.objects)
 
     def set_namespace(self, ns: Namespace) -> None:
         with self._lock:
