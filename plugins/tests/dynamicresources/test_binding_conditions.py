@@ -42,6 +42,7 @@ from schedframe.objects import (
     ResourceClaimConsumerReference,
 )
 from schedframe.runtime import ClusterView, Framework
+from schedframe.scheduler import VirtualClock
 from schedframe_plugins.dynamicresources import DynamicResources, DynamicResourcesArgs
 
 NODE, POD, UID, NS = "worker", "my-pod", "1234", "default"
@@ -245,9 +246,12 @@ def _without_timestamp(c: ResourceClaim | None) -> ResourceClaim | None:
 @pytest.mark.parametrize("name", list(CASES))
 def test_binding_conditions(name: str) -> None:
     case = CASES[name]
+    # The cases' times are relative to NOW: the clock stands still there, however long
+    # the run has taken since this module was imported.
     handle = Framework(
         cluster=ClusterView(dra=[*case.claims, CLASS_OBJ]),
         features=FeatureGates(emulated_version="1.36"),
+        clock=VirtualClock(start=NOW.timestamp()),
     )
     args = DynamicResourcesArgs()
     if case.binding_timeout is not None:
