@@ -43,7 +43,9 @@ def replay_report(result: ReplayResult, options: ReportOptions) -> Report:
     run = result.replay
     by_kind = {k: sum(1 for d in result.divergences if d.kind == k) for k in DIVERGENCE_KINDS}
     diverged = len(result.divergences)
+    pods = len(run.timelines.keys() | run.placements.keys() | run.pending.keys())
     figs: list[tuple[str, str, str]] = [
+        ("pods", num(pods), ""),
         ("events replayed", num(result.events), ""),
         ("decisions", num(result.decisions), ""),
         ("as recorded", num(result.matched), "ok"),
