@@ -128,7 +128,9 @@ def replay_report(result: ReplayResult, options: ReportOptions) -> Report:
         Section(
             id="placement",
             title="Placement map (replay)",
-            html=placement_map(cluster, options, moved=moved),
+            html=placement_map(
+                cluster, options, moved=moved, moved_note="the cluster had bound elsewhere"
+            ),
         ),
         Section(
             id="timeline",
