@@ -181,6 +181,7 @@ th.asc::after{content:" \\25B2";font-size:10px}
 th.desc::after{content:" \\25BC";font-size:10px}
 td[data-sort]{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 table.tl td:not(:last-child){white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:24px}
 .side>div{min-width:0;overflow-x:auto}
 .cap,.note{color:var(--muted);font-size:12px;margin:4px 0}

@@ -275,7 +275,8 @@ def sweep_report(result: SweepResult, options: ReportOptions) -> Report:
         "minimum and maximum over their seeds.</p>"
     )
     summary.append(
-        table(
+        '<div class="scroll">'
+        + table(
             [
                 "input",
                 "config",
@@ -301,6 +302,7 @@ def sweep_report(result: SweepResult, options: ReportOptions) -> Report:
             table_id="config-table",
             filterable=True,
         )
+        + "</div>"
     )
     if failed:
         summary.append(f"<h3>Failed cases ({num(failed)})</h3>")
@@ -374,14 +376,18 @@ def sweep_report(result: SweepResult, options: ReportOptions) -> Report:
         Section(
             id="cases",
             title=f"Cases ({num(len(cases))})",
-            html=table(
-                headers,
-                _case_rows(result),
-                limit=options.max_rows,
-                what="cases",
-                table_id="cases-table",
-                filterable=True,
-                hint="schedframe sweep -o json lists every case.",
+            html=Markup(
+                '<div class="scroll">'
+                + table(
+                    headers,
+                    _case_rows(result),
+                    limit=options.max_rows,
+                    what="cases",
+                    table_id="cases-table",
+                    filterable=True,
+                    hint="schedframe sweep -o json lists every case.",
+                )
+                + "</div>"
             ),
         ),
     )

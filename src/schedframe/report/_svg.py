@@ -194,6 +194,14 @@ def bar_chart(
     """Grouped bars: for each of ``groups`` one bar per series at its mean, with a whisker
     from its low to its high value (values 0..``y_max``)."""
     left, right, top, bottom = 52, 150, 14, 54
+    # Wider with many groups; labels slanted when they would not fit under their bars.
+    width = max(width, left + right + 40 * len(groups))
+    longest = max((len(g) for g in groups), default=0)
+    slanted = longest * 6.5 > (width - left - right) / max(1, len(groups))
+    if slanted:
+        extra = min(160, int(longest * 4.5))
+        bottom += extra
+        height += extra
     pw, ph = width - left - right, height - top - bottom
     y_top = y_max if y_max > 0 else 1.0
 
@@ -240,10 +248,14 @@ def bar_chart(
                 f'<line x1="{cx}" x2="{cx}" y1="{_f(y(low))}" y2="{_f(y(high))}" '
                 'stroke="#1d232a" stroke-width="1"/>'
             )
-        parts.append(
-            f'<text x="{_f(left + slot * (g + 0.5))}" y="{top + ph + 16}" '
-            f'text-anchor="middle">{esc(name)}</text>'
-        )
+        lx, ly = _f(left + slot * (g + 0.5)), top + ph + 16
+        if slanted:
+            parts.append(
+                f'<text x="{lx}" y="{ly}" text-anchor="end" '
+                f'transform="rotate(-35 {lx} {ly})">{esc(name)}</text>'
+            )
+        else:
+            parts.append(f'<text x="{lx}" y="{ly}" text-anchor="middle">{esc(name)}</text>')
     for s, (label, _) in enumerate(series):
         ly = top + 8 + 16 * s
         if ly < top + ph:

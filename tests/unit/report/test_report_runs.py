@@ -8,6 +8,8 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedframe.cli import main
 from schedframe.report import render_report
@@ -313,3 +315,64 @@ def test_sweep_report_from_the_cli(
         "1",
         "1",
     ]
+
+
+_NAMES = st.text(alphabet="ab<>&\"' /", min_size=1, max_size=8)
+
+
+@st.composite
+def _sweeps(draw: st.DrawFn) -> SweepResult:
+    n = draw(st.integers(min_value=0, max_value=8))
+    results = []
+    for i in range(n):
+        case = SweepCase(
+            id=i,
+            input=draw(_NAMES),
+            kind="scenario",
+            config=draw(_NAMES),
+            seed=draw(st.integers(min_value=0, max_value=3)),
+        )
+        if draw(st.booleans()):
+            results.append(CaseResult(case=case, error=draw(_NAMES)))
+            continue
+        results.append(
+            CaseResult(
+                case=case,
+                bound=draw(st.integers(min_value=0, max_value=50)),
+                pending=draw(st.integers(min_value=0, max_value=50)),
+                placement_digest="sha256:" + "0" * 64,
+                utilisation={"cpu": {"end": draw(st.floats(0, 1)), "mean": 0.5}},
+                latency={"p50": draw(st.floats(0, 100))},
+            )
+        )
+    return SweepResult(results=tuple(results))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_sweeps(), st.sampled_from(["local", "ray"]), st.integers(1, 64), st.floats(0, 1e4))
+def test_any_sweeps_page_is_escaped_and_the_same_for_every_executor(
+    result: SweepResult, executor: str, jobs: int, wall: float
+) -> None:
+    page = render_report(result)
+    other = attrs.evolve(result, executor=executor, jobs=jobs, wall_seconds=wall)
+    assert render_report(other) == page
+    # Names and errors never open a tag: the page's only script is its own.
+    assert page.count("<script") == 1
+    assert "<>" not in page.split("<script>")[0]
+    groups = _rows(page, "config-table")
+    assert len(groups) == len({(r.case.input, r.case.config) for r in result.results})
+    for row in groups:
+        if row[5] != "-":  # bound mean, min, max of the cases that ran
+            assert float(row[6]) <= float(row[5]) <= float(row[7])
+
+
+def test_many_configurations_widen_the_chart_and_slant_its_labels() -> None:
+    results = tuple(
+        _case(i, f"a-rather-long-configuration-name-{i}", 0, 1, 0, 0.5) for i in range(30)
+    )
+    page = render_report(SweepResult(results=results))
+    first = re.search(r'<svg[^>]*viewBox="0 0 (\d+) (\d+)"', page)
+    assert first is not None
+    assert int(first.group(1)) == 52 + 150 + 40 * 30
+    assert 'transform="rotate(-35 ' in page
+    assert "ab / a-rather-long-configuration-name-29" in page
