@@ -16,7 +16,7 @@ import pytest
 
 from schedframe.cli import main
 
-from ._browser import find_chromium, load_page
+from ._browser import PageRun, find_chromium, load_page
 
 pytestmark = pytest.mark.integration
 
@@ -99,3 +99,104 @@ def test_the_report_of_an_example_renders_cleanly_in_chromium(
     assert run.screenshot[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", run.screenshot[16:24])
     assert (width, height) == (1280, 900)
+
+
+REPLAY = ROOT / "examples" / "replay"
+SWEEP = ROOT / "examples" / "sweep"
+
+
+def _clean(run: PageRun, url: str) -> None:
+    assert run.exceptions == ()
+    assert run.console_errors == ()
+    assert run.log_errors == ()
+    assert run.failed_requests == ()
+    assert run.requests == (url,)
+    assert run.screenshot[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+_FILTER_DIVERGENCES = """(() => {
+  const box = document.querySelector('input[data-filter="divergence-table"]');
+  box.value = 'web';
+  box.dispatchEvent(new Event('input'));
+  const rows = Array.from(document.querySelectorAll('#divergence-table tbody tr'));
+  return rows.filter(r => r.style.display !== 'none').length;
+})()"""
+
+
+def test_the_report_of_a_replay_renders_cleanly_in_chromium(
+    chromium: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "replay.html"
+    code = main(
+        [
+            "replay",
+            str(REPLAY / "trace.jsonl"),
+            "-f",
+            str(REPLAY / "binpack.yaml"),
+            "--report",
+            str(report),
+        ]
+    )
+    assert code == 0
+    assert f"Report: {report}" in capsys.readouterr().out
+    url = report.resolve().as_uri()
+    run = load_page(chromium, url, (_FILTER_DIVERGENCES,))
+    _clean(run, url)
+    text = run.text
+    for value, label in (
+        ("31", "events replayed"),
+        ("11", "decisions"),
+        ("5", "as recorded"),
+        ("6", "diverged"),
+        ("6", "diverged: node"),
+        ("0", "refused events"),
+    ):
+        assert f"{value}\n{label}" in text
+    assert "Divergences (6)" in text
+    assert "default/batch-0\tnode-c\tnode-b\tnode" in text
+    assert "Pending pods (1)" in text
+    # The pending pod's per-plugin reasons.
+    assert "default/huge-0" in text
+    assert "NodeResourcesFit\tUnschedulableAndUnresolvable\tInsufficient cpu\t3" in text
+    # The filter left the five web pods.
+    assert run.evaluated == (5,)
+
+
+_SORT_CASES = """(() => {
+  const th = Array.from(document.querySelectorAll('#cases-table th'))
+    .find(h => h.textContent === 'cpu mean');
+  th.click(); th.click();
+  return document.querySelector('#cases-table tbody tr td').textContent;
+})()"""
+_FILTER_CASES = """(() => {
+  const box = document.querySelector('input[data-filter="cases-table"]');
+  box.value = 'binpack';
+  box.dispatchEvent(new Event('input'));
+  const rows = Array.from(document.querySelectorAll('#cases-table tbody tr'));
+  return rows.filter(r => r.style.display !== 'none').length;
+})()"""
+
+
+def test_the_report_of_a_sweep_renders_cleanly_in_chromium(
+    chromium: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    report = tmp_path / "sweep.html"
+    code = main(["sweep", str(SWEEP / "sweep.yaml"), "-j", "2", "--report", str(report)])
+    assert code == 0
+    assert f"Report: {report}" in capsys.readouterr().out
+    url = report.resolve().as_uri()
+    run = load_page(chromium, url, (_SORT_CASES, _FILTER_CASES))
+    _clean(run, url)
+    text = run.text
+    for value, label in (("13", "cases"), ("13", "ran"), ("0", "failed"), ("2", "configs")):
+        assert f"{value}\n{label}" in text
+    assert "Cases (13)" in text
+    # Per configuration over its seeds: bound, pending and CPU mean / min / max.
+    assert "basic\tspread\t3\t0\t0, 1, 2\t8\t8\t8\t2\t2\t2\t50.0%" in text
+    assert "ab\tbinpack\t4\t0\t0, 1, 2, 42\t4\t4\t4\t0\t0\t0\t58.3%" in text
+    # Sorted by mean CPU, descending: a binpack case of basic comes first; seven binpack rows.
+    assert run.evaluated == ("9", 7)

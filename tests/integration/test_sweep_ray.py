@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 
 from schedframe.cli import main
+from schedframe.report import render_report
 from schedframe.simulation import sweep
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +57,8 @@ def test_a_hundred_cases_on_ray_match_the_process_pool(ray_instance: ModuleType)
     assert len(on_ray.results) == 100
     assert not on_ray.errors
     assert on_ray.to_json() == local.to_json()
+    # So is the HTML report, byte for byte.
+    assert render_report(on_ray) == render_report(local)
     # The sweep used the instance it found, and left it running.
     assert ray_instance.is_initialized()
     # Not a constant: the seeds and the configurations change placements.

@@ -1,4 +1,5 @@
-"""``--report FILE``: the HTML report of a run (``simulate``, ``scenario``, ``compare``)."""
+"""``--report FILE``: the HTML report of a run (``simulate``, ``scenario``, ``compare``,
+``replay``, ``sweep``)."""
 
 from __future__ import annotations
 

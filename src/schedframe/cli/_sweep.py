@@ -16,6 +16,7 @@ from schedframe.cli._main import (
     _output_option,
     cli,
 )
+from schedframe.cli._report import check_report_path, report_option, write_report_file
 
 __all__ = ["sweep_command"]
 
@@ -52,6 +53,7 @@ __all__ = ["sweep_command"]
     help="Also write the result as JSON to FILE.",
 )
 @_output_option
+@report_option
 @_common
 @_errors
 def sweep_command(
@@ -62,6 +64,7 @@ def sweep_command(
     out_path: str | None,
     output_format: str | None,
     as_json: bool,
+    report_path: str | None,
 ) -> None:
     """Run every case of the sweep SPEC, each in its own worker process.
 
@@ -69,7 +72,9 @@ def sweep_command(
     cartesian product, then its explicit cases. Prints one line per case (bound and pending
     pods, utilisation, latency, a digest of the placements) in case order; -o json is the
     same, byte for byte, with every executor and job count. A failing case is reported with
-    its error and the others still run; the exit code is then 1.
+    its error and the others still run; the exit code is then 1. ``--report FILE`` also
+    writes an HTML page (every case, each configuration over its seeds, charts comparing
+    them), the same bytes with every executor.
     """
     from schedframe.simulation import sweep
 
@@ -82,9 +87,11 @@ def sweep_command(
             Path(out_path).write_text("", encoding="utf-8")
         except OSError as exc:
             raise InputError(f"{out_path}: cannot write: {exc.strerror}") from None
+    check_report_path(report_path)
     result = sweep(spec, executor=executor, jobs=jobs, ray_address=ray_address)
     if out_path is not None:
         Path(out_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     _emit(result.to_dict(), fmt, result.to_text)
+    write_report_file(result, report_path, to_stderr=fmt != "table")
     if result.errors:
         raise click.exceptions.Exit(1)

@@ -17,8 +17,9 @@ map, utilisation charts and, for every pending pod, why each node refused it.
 The page has its CSS, its SVG charts and a little script (table sorting and filtering) inline
 and fetches nothing, so it opens offline and from ``file://``. Reports exist for a
 :class:`~schedframe.simulation.SimulationResult`, a
-:class:`~schedframe.simulation.ScenarioResult` and a
-:class:`~schedframe.simulation.Comparison`; :func:`register_result_kind` adds others.
+:class:`~schedframe.simulation.ScenarioResult`, a
+:class:`~schedframe.simulation.Comparison`, a :class:`~schedframe.simulation.ReplayResult` and
+a :class:`~schedframe.simulation.SweepResult`; :func:`register_result_kind` adds others.
 """
 
 from __future__ import annotations

@@ -125,8 +125,10 @@ def render_report(
 
     Args:
         result: a :class:`~schedframe.simulation.SimulationResult`,
-            :class:`~schedframe.simulation.ScenarioResult` or
-            :class:`~schedframe.simulation.Comparison` (or a kind added with
+            :class:`~schedframe.simulation.ScenarioResult`,
+            :class:`~schedframe.simulation.Comparison`,
+            :class:`~schedframe.simulation.ReplayResult` or
+            :class:`~schedframe.simulation.SweepResult` (or a kind added with
             :func:`register_result_kind`).
         title: the page's title (by default one naming the kind of run).
         max_rows: see :class:`ReportOptions`.

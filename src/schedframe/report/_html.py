@@ -13,6 +13,7 @@ from typing import Final
 __all__ = [
     "Cell",
     "Markup",
+    "Sortable",
     "cap_note",
     "esc",
     "join",
@@ -30,8 +31,18 @@ class Markup(str):
     __slots__ = ()
 
 
-#: What a table cell may hold: text (escaped) or markup.
-Cell = str | int | float | None | Markup
+class Sortable:
+    """A cell shown as ``text`` that sorts as the number ``key`` (a percentage, a duration)."""
+
+    __slots__ = ("key", "text")
+
+    def __init__(self, text: str, key: float) -> None:
+        self.text = text
+        self.key = key
+
+
+#: What a table cell may hold: text (escaped), markup, or text sorting as a number.
+Cell = str | int | float | None | Markup | Sortable
 
 
 def esc(value: object) -> Markup:
@@ -82,6 +93,8 @@ def _cell(value: Cell) -> tuple[Markup, str]:
     """The cell's markup and its sort key (numbers sort as numbers)."""
     if isinstance(value, Markup):
         return value, ""
+    if isinstance(value, Sortable):
+        return esc(value.text), repr(float(value.key))
     if isinstance(value, bool) or value is None:
         return esc("-" if value is None else str(value).lower()), ""
     if isinstance(value, int | float):
@@ -168,6 +181,7 @@ th.asc::after{content:" \\25B2";font-size:10px}
 th.desc::after{content:" \\25BC";font-size:10px}
 td[data-sort]{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 table.tl td:not(:last-child){white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:24px}
 .side>div{min-width:0;overflow-x:auto}
 .cap,.note{color:var(--muted);font-size:12px;margin:4px 0}

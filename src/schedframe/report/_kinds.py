@@ -1,4 +1,5 @@
-"""The built-in result kinds: a simulation, a scenario run and an A/B comparison."""
+"""The built-in result kinds: a simulation, a scenario run and an A/B comparison (a replay
+and a sweep are in ``_runs``)."""
 
 from __future__ import annotations
 
@@ -30,11 +31,20 @@ def register_builtin() -> None:
     global _registered
     if _registered:
         return
-    from schedframe.simulation import Comparison, ScenarioResult, SimulationResult
+    from schedframe.report._runs import replay_report, sweep_report
+    from schedframe.simulation import (
+        Comparison,
+        ReplayResult,
+        ScenarioResult,
+        SimulationResult,
+        SweepResult,
+    )
 
     register_result_kind(SimulationResult, simulation_report)
     register_result_kind(ScenarioResult, scenario_report)
     register_result_kind(Comparison, comparison_report)
+    register_result_kind(ReplayResult, replay_report)
+    register_result_kind(SweepResult, sweep_report)
     _registered = True
 
 

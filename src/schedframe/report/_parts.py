@@ -134,6 +134,7 @@ def placement_map(
     *,
     workload: frozenset[str] | None = None,
     moved: frozenset[str] = frozenset(),
+    moved_note: str = "placed differently in the other run",
 ) -> Markup:
     """Nodes (grouped by zone when labelled) with the pods bound to each at the end, and the
     pods left pending.
@@ -141,6 +142,7 @@ def placement_map(
     Args:
         workload: keys of the run's own pods; other bound pods are drawn as the cluster's.
         moved: keys of pods to highlight (placed differently in a comparison).
+        moved_note: what the highlight means, for the legend.
     """
     if not cluster.known:
         return Markup(f'<p class="note">{esc(_MISSING_STATE)}</p>')
@@ -154,7 +156,7 @@ def placement_map(
         '<p class="note">Each row is a node: its name, bars for the CPU and memory its pods '
         "request (of allocatable), then its pods (green)"
         + ("; grey: pods that were already running" if workload is not None else "")
-        + ("; orange: pods placed differently in the other run" if moved else "")
+        + (f"; orange: pods {esc(moved_note)}" if moved else "")
         + ". Hover for details.</p>"
     ]
     shown = 0

@@ -8,7 +8,7 @@ from typing import Final
 
 from schedframe.report._html import Markup, esc, pct, secs
 
-__all__ = ["MAX_POINTS", "Series", "downsample", "step_chart"]
+__all__ = ["MAX_POINTS", "BarSeries", "Series", "bar_chart", "downsample", "step_chart"]
 
 #: A series with more points than this is reduced (each time slice keeps its minimum and
 #: maximum, so no peak disappears) and the chart says so.
@@ -175,3 +175,100 @@ def step_chart(
         )
     note = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
     return Markup(f'<figure class="chart">{"".join(parts)}{note}</figure>')
+
+
+#: ``(label, [(mean, low, high), ...])``: one bar per group, with a whisker from low to high.
+BarSeries = tuple[str, Sequence[tuple[float, float, float]]]
+
+
+def bar_chart(
+    groups: Sequence[str],
+    series: Sequence[BarSeries],
+    *,
+    title: str,
+    y_max: float = 1.0,
+    percent: bool = True,
+    width: int = 760,
+    height: int = 260,
+) -> Markup:
+    """Grouped bars: for each of ``groups`` one bar per series at its mean, with a whisker
+    from its low to its high value (values 0..``y_max``)."""
+    left, right, top, bottom = 52, 150, 14, 54
+    # Wider with many groups; labels slanted when they would not fit under their bars.
+    width = max(width, left + right + 40 * len(groups))
+    longest = max((len(g) for g in groups), default=0)
+    slanted = longest * 6.5 > (width - left - right) / max(1, len(groups))
+    if slanted:
+        extra = min(160, int(longest * 4.5))
+        bottom += extra
+        height += extra
+    pw, ph = width - left - right, height - top - bottom
+    y_top = y_max if y_max > 0 else 1.0
+
+    def y(v: float) -> float:
+        return top + ph * (1 - min(max(v, 0.0), y_top) / y_top)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{esc(title)}">',
+        f"<title>{esc(title)}</title>",
+        f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafbfc" stroke="#d9dee3"/>',
+    ]
+    for i in range(5):
+        v = y_top * i / 4
+        yy = _f(y(v))
+        label = pct(v) if percent else f"{v:g}"
+        parts.append(
+            f'<line x1="{left}" x2="{left + pw}" y1="{yy}" y2="{yy}" stroke="#e6e9ec"/>'
+            f'<text x="{left - 6}" y="{yy}" text-anchor="end" dominant-baseline="middle">'
+            f"{esc(label)}</text>"
+        )
+    slot = pw / max(1, len(groups))
+    bar = slot * 0.8 / max(1, len(series))
+
+    def fmt(v: float) -> str:
+        return pct(v) if percent else f"{v:g}"
+
+    for g, name in enumerate(groups):
+        x0 = left + slot * g + slot * 0.1
+        for s, (label, values) in enumerate(series):
+            if g >= len(values):
+                continue
+            mean, low, high = values[g]
+            colour = _COLOURS[s % len(_COLOURS)]
+            bx = x0 + bar * s
+            parts.append(
+                f'<rect x="{_f(bx)}" y="{_f(y(mean))}" width="{_f(bar * 0.9)}" '
+                f'height="{_f(y(0.0) - y(mean))}" fill="{colour}" fill-opacity="0.75">'
+                f"<title>{esc(f'{name} {label}: mean {fmt(mean)}, min {fmt(low)}, max {fmt(high)}')}"
+                "</title></rect>"
+            )
+            cx = _f(bx + bar * 0.45)
+            parts.append(
+                f'<line x1="{cx}" x2="{cx}" y1="{_f(y(low))}" y2="{_f(y(high))}" '
+                'stroke="#1d232a" stroke-width="1"/>'
+            )
+        lx, ly = _f(left + slot * (g + 0.5)), top + ph + 16
+        if slanted:
+            parts.append(
+                f'<text x="{lx}" y="{ly}" text-anchor="end" '
+                f'transform="rotate(-35 {lx} {ly})">{esc(name)}</text>'
+            )
+        else:
+            parts.append(f'<text x="{lx}" y="{ly}" text-anchor="middle">{esc(name)}</text>')
+    for s, (label, _) in enumerate(series):
+        ly = top + 8 + 16 * s
+        if ly < top + ph:
+            colour = _COLOURS[s % len(_COLOURS)]
+            parts.append(
+                f'<rect x="{left + pw + 10}" y="{ly - 5}" width="20" height="10" '
+                f'fill="{colour}" fill-opacity="0.75"/>'
+                f'<text x="{left + pw + 34}" y="{ly}" dominant-baseline="middle">'
+                f"{esc(label)}</text>"
+            )
+    parts.append(
+        f'<text x="{left + pw / 2:.1f}" y="{height - 4}" text-anchor="middle">'
+        "bar: mean over seeds; whisker: min to max</text>"
+    )
+    parts.append("</svg>")
+    return Markup(f'<figure class="chart">{"".join(parts)}</figure>')

@@ -36,9 +36,9 @@ def test_the_guides_python_and_commands_run(
         for block in _blocks("sh")
         for line in block.replace("\\\n", " ").splitlines()
     ]
-    assert [c[1] for c in commands] == ["simulate", "scenario", "compare"]
+    assert [c[1] for c in commands] == ["simulate", "scenario", "compare", "replay", "sweep"]
     for words in commands:
         assert main(words[1:]) == 0, words
-    for name in ("spread.html", "scenario.html", "ab.html"):
+    for name in ("spread.html", "scenario.html", "ab.html", "replay.html", "sweep.html"):
         assert (tmp_path / name).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     capsys.readouterr()
