@@ -141,7 +141,7 @@ class Snapshot:
         """Make this (new) snapshot hold what ``other`` holds: a fork's starting point.
 
         Copy-on-write: both snapshots keep the same NodeInfo objects; the cache copies one
-        before it refreshes it in place (:meth:`_unshare`), so neither snapshot ever sees the
+        before it refreshes it in place (``_unshare``), so neither snapshot ever sees the
         other's later refreshes. The columnar view is copied too.
         """
         self._by_name = dict(other._by_name)
