@@ -221,6 +221,7 @@ class DynamicResources(
             prioritized_list=gates.enabled("DRAPrioritizedList"),
             partitionable_devices=gates.enabled("DRAPartitionableDevices"),
             device_taints=gates.enabled("DRADeviceTaints"),
+            consumable_capacity=gates.enabled("DRAConsumableCapacity"),
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
         self._extended_resources = gates.enabled("DRAExtendedResource")
@@ -356,6 +357,11 @@ class DynamicResources(
                 classes={c.name: c for c in self._dra.device_classes()},
                 slices=self._dra.resource_slices(),
                 cel_cache=self._cel,
+                allocated_capacity=(
+                    self._dra.list_allocated_capacity()
+                    if self._features.consumable_capacity
+                    else None
+                ),
             )
             s.to_allocate = to_allocate
         s.claims = claims
