@@ -584,7 +584,8 @@ class _Run:
                 for dev in rs.devices:
                     did = (pool.driver, pool.name, dev.name)
                     if self._shared(dev):
-                        pass
+                        if did in self.a.allocated_devices:
+                            continue
                     elif data.admin_access:
                         if ci in self.allocating.get(did, ()):
                             continue
@@ -741,7 +742,10 @@ class _Run:
         nothing: Callable[[], None] = lambda: None  # noqa: E731
         shared = self._shared(dev)
         if shared:
-            pass  # never in use: each allocation consumes capacity instead
+            # Never in use through shares (each consumes capacity), only when a claim from
+            # before it allowed multiple allocations has it whole.
+            if did in self.a.allocated_devices:
+                return False, nothing
         elif data.admin_access:
             if ci in self.allocating.get(did, ()):
                 return False, nothing
