@@ -539,3 +539,129 @@ def test_consumable_capacity_table(name: str) -> None:
         return
     assert got is not None
     assert [_actual(r) for r in got] == list(case.results)
+
+
+def _one_shared(*claims: ResourceClaim, device: Device, features: Features = CC) -> Allocator:
+    return _allocator(
+        Case(
+            claims=claims,
+            classes=[klass(CA, DA)],
+            slices=[rslice("slice-1", N1, P1, DA, device)],
+            node=node(N1, R1),
+            features=features,
+        )
+    )
+
+
+def test_capacity_requests_with_the_gate_off_are_an_error_as_upstream() -> None:
+    c = claim("claim-0", req(REQ0, 1, ONE))
+    off = attrs.evolve(CC, consumable_capacity=False)
+    with pytest.raises(AllocationError) as info:
+        _one_shared(c, device=cap_dev(D1, capacity0=ONE), features=off).allocate(node(N1, R1), [c])
+    assert str(info.value) == (
+        "claim claim-0, request req-0: has capacity requests, but the DRAConsumableCapacity "
+        "feature is disabled"
+    )
+    subs = claim(
+        "claim-0",
+        first_available(REQ0, sub("subreq-0", CA, capacity_requests={CAP0: ONE})),
+    )
+    off_prio = attrs.evolve(CC_PRIO, consumable_capacity=False)
+    with pytest.raises(AllocationError, match="has capacity requests, but the"):
+        _one_shared(subs, device=cap_dev(D1, capacity0=ONE), features=off_prio).allocate(
+            node(N1, R1), [subs]
+        )
+
+
+def test_gate_off_a_shared_device_is_allocated_whole() -> None:
+    c = claim("claim-0", req(REQ0), req(REQ1))
+    off = attrs.evolve(CC, consumable_capacity=False)
+    device = shared(cap_dev(D1, capacity0=FOUR))
+    assert _one_shared(c, device=device, features=off).allocate(node(N1, R1), [c]) is None
+    # Gate on, without capacity requests each share consumes the whole capacity: two do
+    # not fit; with requests of 2 each, both do.
+    assert _one_shared(c, device=device).allocate(node(N1, R1), [c]) is None
+    one_share = claim("claim-0", req(REQ0))
+    got = _one_shared(one_share, device=device).allocate(node(N1, R1), [one_share])
+    assert got is not None
+    assert [_actual(r) for r in got] == [result(share(REQ0, D1, capacity0=FOUR))]
+    c2 = claim("claim-0", req(REQ0, 1, TWO), req(REQ1, 1, TWO))
+    got = _one_shared(c2, device=device).allocate(node(N1, R1), [c2])
+    assert got is not None
+    assert [_actual(r) for r in got] == [
+        result(share(REQ0, D1, capacity0=TWO), share(REQ1, D1, capacity0=TWO))
+    ]
+
+
+def test_valid_values_round_a_request_up_and_refuse_one_above_all() -> None:
+    policy = CapacityRequestPolicy(default=ONE, valid_values=(ONE, FOUR))
+    device = shared(
+        attrs.evolve(
+            dev(D1),
+            capacity={CAP0: DeviceCapacity(value=parse_quantity(8), request_policy=policy)},
+        )
+    )
+    c = claim("claim-0", req(REQ0, 1, TWO), req(REQ1))
+    got = _one_shared(c, device=device).allocate(node(N1, R1), [c])
+    assert got is not None
+    # 2 rounds up to 4; no request takes the default, 1.
+    assert [_actual(r) for r in got] == [
+        result(share(REQ0, D1, capacity0=FOUR), share(REQ1, D1, capacity0=ONE))
+    ]
+    too_big = claim("claim-0", req(REQ0, 1, parse_quantity(5)))
+    assert _one_shared(too_big, device=device).allocate(node(N1, R1), [too_big]) is None
+
+
+def test_a_request_names_a_capacity_with_or_without_the_driver_domain() -> None:
+    qualified = claim(
+        "claim-0",
+        DeviceRequest(
+            name=REQ0,
+            exactly=ExactDeviceRequest(
+                device_class_name=CA, capacity_requests={f"{DA}/{CAP0}": ONE}
+            ),
+        ),
+    )
+    device = shared(cap_dev(D1, capacity0=TWO))
+    got = _one_shared(qualified, device=device).allocate(node(N1, R1), [qualified])
+    assert got is not None
+    assert [_actual(r) for r in got] == [result(share(REQ0, D1, capacity0=ONE))]
+    other = claim(
+        "claim-0",
+        DeviceRequest(
+            name=REQ0,
+            exactly=ExactDeviceRequest(
+                device_class_name=CA, capacity_requests={f"other.example.com/{CAP0}": ONE}
+            ),
+        ),
+    )
+    assert _one_shared(other, device=device).allocate(node(N1, R1), [other]) is None
+    both = claim(
+        "claim-0",
+        DeviceRequest(
+            name=REQ0,
+            exactly=ExactDeviceRequest(
+                device_class_name=CA, capacity_requests={CAP0: ONE, f"{DA}/{CAP0}": ONE}
+            ),
+        ),
+    )
+    with pytest.raises(AllocationError) as info:
+        _one_shared(both, device=device).allocate(node(N1, R1), [both])
+    assert str(info.value) == (f'capacity "{CAP0}" requested both as "{DA}/{CAP0}" and as "{CAP0}"')
+
+
+def test_share_ids_are_unique_and_reproducible() -> None:
+    c = attrs.evolve(
+        claim("claim-0", req(REQ0, 2, ONE), req(REQ1, 1, ONE)),
+        metadata=ObjectMeta(name="claim-0", uid="u-1"),
+    )
+    device = shared(cap_dev(D1, capacity0=FOUR))
+
+    def ids() -> list[str | None]:
+        got = _one_shared(c, device=device).allocate(node(N1, R1), [c])
+        assert got is not None
+        return [r.share_id for r in got[0].devices.results]
+
+    first = ids()
+    assert len(first) == 3 and len(set(first)) == 3 and None not in first
+    assert ids() == first
