@@ -39,7 +39,8 @@ until the timeout) is not modelled. The allocator never picks devices with bindi
 conditions.
 
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
-``statusUnschedulable``. Not modelled: consumable capacity, the claim finalizer
+``statusUnschedulable``. With DRAConsumableCapacity, devices that allow multiple allocations
+are shared by capacity (see the allocator). Not modelled: the claim finalizer
 (``resource.kubernetes.io/delete-protection``), the Filter timeout.
 """
 
