@@ -72,6 +72,7 @@ from schedframe.objects import (
     ResourceClaimConsumerReference,
 )
 from schedframe_plugins import names
+from schedframe_plugins._helper import default_normalize_score
 from schedframe_plugins.dynamicresources._allocator import (
     AllocationError,
     Allocator,
@@ -191,6 +192,38 @@ class _State:
     def no_user_claim(self) -> bool:
         """Whether the special claim is the pod's only claim."""
         return len(self.claims) == (1 if self.extended is not None else 0)
+
+
+#: Upstream ``resourceapi.FirstAvailableDeviceRequestMaxSize``.
+FIRST_AVAILABLE_MAX_SIZE: Final = 8
+
+
+def _prioritized_list_score(
+    claims: Sequence[ResourceClaim], allocations: Sequence[AllocationResult]
+) -> int:
+    """Upstream ``computeScore``: a claim allocated before this cycle brings its own
+    allocation; the others take this node's results in order."""
+    score = 0
+    pending = 0
+    for claim in claims:
+        allocation = claim.allocation
+        if allocation is None:
+            if pending >= len(allocations):
+                raise fw.StatusError(
+                    fw.Status(
+                        fw.Code.ERROR,
+                        f"number of allocations {len(allocations)} is smaller than number "
+                        "of claims",
+                    )
+                )
+            allocation = allocations[pending]
+            pending += 1
+        chosen = {r.request for r in allocation.devices.results if "/" in r.request}
+        for request in claim.requests:
+            for i, sub in enumerate(request.first_available):
+                if f"{request.name}/{sub.name}" in chosen:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score
 
 
 class DynamicResources(
@@ -575,17 +608,44 @@ class DynamicResources(
             return None, fw.Status(fw.Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, fw.Status(fw.Code.UNSCHEDULABLE, "still not schedulable")
 
-    # -- scoring (none) -----------------------------------------------------------------------
+    # -- scoring ------------------------------------------------------------------------------
 
     def pre_score(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
     ) -> fw.Status | None:
-        """Skip: upstream's DynamicResources does not score."""
-        return fw.Status(fw.Code.SKIP)
+        """Skip when Score would give every node 0: the plugin off, DRAPrioritizedList off,
+        or no claims. (Upstream has no PreScore; its Score returns 0 in those cases.)"""
+        if not self._enabled or not self._features.prioritized_list:
+            return fw.Status(fw.Code.SKIP)
+        s = state.get(_STATE)
+        if s is None or not s.claims:
+            return fw.Status(fw.Code.SKIP)
+        return None
 
     def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
-        """0 (never called: PreScore skips)."""
-        return 0
+        """Upstream ``Score``: per ``firstAvailable`` request, ``8 - i`` for the ``i``-th
+        alternative chosen on this node (earlier alternatives score higher), summed over
+        the pod's claims; 0 without allocations for the node."""
+        if not self._enabled or not self._features.prioritized_list:
+            return 0
+        s = state.get(_STATE)
+        if s is None or not s.claims:
+            return 0
+        node = node_info.node
+        allocations = s.node_allocations.get(node.name) if node is not None else None
+        if allocations is None:
+            return 0
+        return _prioritized_list_score(s.claims, allocations)
+
+    def normalize_score(
+        self, state: fw.CycleState, pod: Pod, scores: fw.NodeScoreList
+    ) -> fw.Status | None:
+        """Scale to 0..100, the highest score getting 100 (upstream
+        ``DefaultNormalizeScore(MaxNodeScore, false)``)."""
+        if not self._enabled:
+            return None
+        default_normalize_score(fw.MAX_NODE_SCORE, False, scores)
+        return None
 
     # -- Reserve / Unreserve ------------------------------------------------------------------
 
