@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from tests.integration._support import make_node, make_pod, new_scheduler
 
+from schedframe import hooks
 from schedframe._evolve import evolve
+from schedframe.metrics import SchedulerMetrics
 from schedframe.objects import (
     Pod,
     PodResourceClaim,
@@ -124,7 +126,11 @@ def test_dra_backed_extended_resources_are_allocated_from_devices() -> None:
         ),
     )
     objects = [make_node("node-1"), node_2, gpu_class, gpu_slice("node-1", 2)]
-    sched, backend = new_scheduler(objects=objects)
+    sched, backend = new_scheduler(
+        objects=objects, hooks=hooks.plugin_manager(load_entry_points=False)
+    )
+    metrics = SchedulerMetrics()
+    metrics.attach(sched)
 
     def gpu_request_pod(name: str) -> Pod:
         pod = make_pod(name)
@@ -157,6 +163,10 @@ def test_dra_backed_extended_resources_are_allocated_from_devices() -> None:
             assert [(m.resource_name, m.request_name) for m in status.request_mappings] == [
                 ("example.com/gpu", result.request)
             ]
+        # PreBind created both claims (upstream's scheduler_resourceclaim_creates_total).
+        assert 'scheduler_resourceclaim_creates_total{status="success"} 2' in (
+            metrics.exposition().splitlines()
+        )
         # Deleting a pod deletes its claim (owned by the pod): the waiting pod gets the device.
         (waiting,) = [n for n, p in pods.items() if not p.spec.node_name]
         first = next(n for n, p in sorted(pods.items()) if p.spec.node_name == "node-1")

@@ -49,6 +49,7 @@ from __future__ import annotations
 import datetime
 import json
 import threading
+import typing
 from collections.abc import Sequence
 from typing import ClassVar, Final
 
@@ -192,6 +193,14 @@ class _State:
     def no_user_claim(self) -> bool:
         """Whether the special claim is the pod's only claim."""
         return len(self.claims) == (1 if self.extended is not None else 0)
+
+
+@typing.runtime_checkable
+class _ClaimCreateRecorder(typing.Protocol):
+    """A metrics recorder that counts the claims DynamicResources creates."""
+
+    def resource_claim_created(self, status: str) -> None:
+        """One creation request: ``success`` or ``failure``."""
 
 
 #: Upstream ``resourceapi.FirstAvailableDeviceRequestMaxSize``.
@@ -798,9 +807,11 @@ class DynamicResources(
                     attrs.evolve(node_claim, metadata=meta, allocation=None)
                 )
             except BackendError as exc:
+                self._count_claim_create("failure")
                 raise _NotSchedulable(
                     f"create claim for extended resources {_klog(meta.namespace, '')}: {exc}"
                 ) from exc
+            self._count_claim_create("success")
             # Unreserve deletes the created claim if binding fails from here on.
             s.claims[index] = claim
         written = self._bind_claim(claim, allocation, pod)
@@ -815,6 +826,13 @@ class DynamicResources(
                 f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {exc}"
             ) from exc
         return written
+
+    def _count_claim_create(self, status: str) -> None:
+        """``scheduler_resourceclaim_creates_total{status}``, when the profile's metrics
+        recorder counts claim creations (:class:`~schedframe.metrics.SchedulerMetrics` does)."""
+        recorder = getattr(self._handle, "metrics_recorder", None)
+        if isinstance(recorder, _ClaimCreateRecorder):
+            recorder.resource_claim_created(status)
 
     def _bind_claim(
         self, claim: ResourceClaim, allocation: AllocationResult | None, pod: Pod
