@@ -10,9 +10,9 @@ PreBind (and Unreserve where the case says so) on the first node that passed.
 
 The ``extended-resource*`` cases are in ``test_extended_resources.py``, the binding-condition
 cases in ``test_binding_conditions.py``, the ``*-prioritized-list-scoring`` cases in
-``test_prioritized_list_scoring.py``. Not ported, because schedframe does not model what they
-test: ``canceled``, ``timeout``, ``timeout_disabled`` and ``timeout_zero`` (the Filter
-timeout, DRASchedulerFilterTimeout). The claims' finalizer
+``test_prioritized_list_scoring.py``, ``timeout``, ``timeout_disabled`` and ``timeout_zero``
+in ``test_filter_timeout.py``. Not ported: ``canceled`` (schedframe never cancels a Filter
+call). The claims' finalizer
 (``resource.kubernetes.io/delete-protection``) that some cases expect is not modelled.
 """
 

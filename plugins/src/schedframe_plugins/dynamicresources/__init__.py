@@ -41,7 +41,7 @@ conditions.
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
 ``statusUnschedulable``. With DRAConsumableCapacity, devices that allow multiple allocations
 are shared by capacity (see the allocator). Not modelled: the claim finalizer
-(``resource.kubernetes.io/delete-protection``), the Filter timeout.
+(``resource.kubernetes.io/delete-protection``), cancelling a Filter call (upstream: its context).
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ from schedframe_plugins import names
 from schedframe_plugins._helper import default_normalize_score
 from schedframe_plugins.dynamicresources._allocator import (
     AllocationError,
+    AllocationTimeout,
     Allocator,
     Features,
     describe_requests,
@@ -122,8 +123,9 @@ class DynamicResourcesArgs:
     """Upstream ``DynamicResourcesArgs`` (v1), defaulted as in v1.36 (both timeouts 10s).
 
     Attributes:
-        filter_timeout: per-node Filter time budget (``filterTimeout``; 0 disables it). Not
-            enforced: schedframe's allocator has no deadline.
+        filter_timeout: per-node Filter time budget (``filterTimeout``; 0 disables it), with
+            DRASchedulerFilterTimeout, on the scheduler's clock: the virtual clock of a
+            simulation does not move during a cycle, so there it never runs out.
         binding_timeout: how long PreBind waits for device binding conditions
             (``bindingTimeout``); binding conditions are not modelled.
     """
@@ -267,6 +269,7 @@ class DynamicResources(
             consumable_capacity=gates.enabled("DRAConsumableCapacity"),
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
+        self._filter_timeout = gates.enabled("DRASchedulerFilterTimeout")
         self._extended_resources = gates.enabled("DRAExtendedResource")
         self._binding_conditions = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
             "DRAResourceClaimDeviceStatus"
@@ -526,7 +529,11 @@ class DynamicResources(
         if s.allocator is not None:
             to_allocate = self._claims_for_node(s, node_claim)
             try:
-                result = s.allocator.allocate(node, to_allocate)
+                result = s.allocator.allocate(node, to_allocate, expired=self._deadline())
+            except AllocationTimeout:
+                return fw.Status(
+                    fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "timed out trying to allocate devices"
+                )
             except AllocationError as exc:
                 return fw.Status(fw.Code.ERROR, str(exc))
             if result is None or len(result) != len(to_allocate):
@@ -547,6 +554,16 @@ class DynamicResources(
             with s.lock:
                 s.node_allocations[node.name] = allocations
         return None
+
+    def _deadline(self) -> typing.Callable[[], bool] | None:
+        """Upstream's Filter timeout (DRASchedulerFilterTimeout, ``filterTimeout``; 0 turns it
+        off), measured on the scheduler's clock from now."""
+        timeout = self._args.filter_timeout.total_seconds()
+        if not self._filter_timeout or timeout <= 0:
+            return None
+        clock = self._handle.clock
+        deadline = clock.now() + timeout
+        return lambda: clock.now() >= deadline
 
     def _binding_unavailable(self, claim: ResourceClaim) -> bool:
         """Whether an allocated claim's binding failed or timed out (upstream Filter: the

@@ -55,6 +55,7 @@ from schedframe_plugins.dynamicresources._cel import CELCache, CELError, DeviceV
 __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "DeviceID",
     "Features",
@@ -71,6 +72,11 @@ DeviceID = tuple[str, str, str]
 
 class AllocationError(Exception):
     """Allocation cannot proceed (upstream's ``Allocate`` error), with upstream's text."""
+
+
+class AllocationTimeout(AllocationError):
+    """The caller's deadline passed during the search (upstream: the context's deadline,
+    ``DRASchedulerFilterTimeout``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -374,21 +380,36 @@ class Allocator:
         self.num_allocate_one_invocations = 0
 
     def allocate(
-        self, node: Node | None, claims: Sequence[ResourceClaim]
+        self,
+        node: Node | None,
+        claims: Sequence[ResourceClaim],
+        *,
+        expired: Callable[[], bool] | None = None,
     ) -> list[AllocationResult] | None:
         """One allocation result per claim, or None when the claims do not fit on ``node``.
 
+        ``expired``, when given, is asked before each step of the search (upstream checks its
+        context there) and stops the search when it answers True.
+
         Raises:
+            AllocationTimeout: ``expired`` answered True.
             AllocationError: when allocation cannot proceed at all (upstream's error texts).
         """
-        return _Run(self, node, claims).run()
+        return _Run(self, node, claims, expired).run()
 
 
 class _Run:
     """One ``Allocate`` call (upstream's unexported ``allocator``)."""
 
-    def __init__(self, a: Allocator, node: Node | None, claims: Sequence[ResourceClaim]) -> None:
+    def __init__(
+        self,
+        a: Allocator,
+        node: Node | None,
+        claims: Sequence[ResourceClaim],
+        expired: Callable[[], bool] | None = None,
+    ) -> None:
         self.a = a
+        self.expired = expired
         self.node = node
         self.claims = claims
         self.pools: list[Pool] = []
@@ -531,6 +552,8 @@ class _Run:
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
         self.a.num_allocate_one_invocations += 1
+        if self.expired is not None and self.expired():
+            raise AllocationTimeout("filter operation aborted: context deadline exceeded")
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
