@@ -68,7 +68,8 @@ from .test_allocator import (
 CAP0, CAP1 = "capacity0", "capacity1"
 D2, D3, D4 = "device-2", "device-3", "device-4"
 REQ2 = "req-2"
-ONE, TWO, FOUR = parse_quantity(1), parse_quantity(2), parse_quantity(4)
+ZERO, ONE, TWO = parse_quantity(0), parse_quantity(1), parse_quantity(2)
+THREE, FOUR = parse_quantity(3), parse_quantity(4)
 CC = Features(
     admin_access=False,
     prioritized_list=False,
@@ -89,6 +90,18 @@ def ranged(d: Device, capacity: Mapping[str, Quantity]) -> Device:
     policy = CapacityRequestPolicy(
         default=TWO, valid_range_min=TWO, valid_range_step=TWO, valid_range_max=FOUR
     )
+    caps = dict(d.capacity)
+    for name, q in capacity.items():
+        caps[name] = DeviceCapacity(value=q, request_policy=policy)
+    return attrs.evolve(d, capacity=caps)
+
+
+def valid_values(
+    d: Device, default: Quantity, capacity: Mapping[str, Quantity], extra: Sequence[Quantity] = ()
+) -> Device:
+    """upstream ``withCapacityRequestPolicyValidValues``: the default is the smallest valid
+    value, then ``extra``."""
+    policy = CapacityRequestPolicy(default=default, valid_values=(default, *extra))
     caps = dict(d.capacity)
     for name, q in capacity.items():
         caps[name] = DeviceCapacity(value=q, request_policy=policy)
@@ -374,6 +387,201 @@ CASES: dict[str, Case] = {
                 share(REQ0, D1, capacity0=ONE, capacity1=TWO),
                 share(REQ2, D3, capacity0=TWO, capacity1=TWO),
                 share(f"{REQ1}/subreq-1", D1, capacity0=ONE, capacity1=TWO),
+            )
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": Case(
+        claims=[claim("claim-0", req(REQ0, 1, ONE))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, valid_values(shared(dev(D1)), ZERO, {CAP0: ONE}))],
+        node=node(N1, R1),
+        results=None,
+    ),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request": Case(
+        claims=[claim("claim-0", req(REQ0, 1, ONE)), claim("claim-1", req(REQ0, 1, ONE))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: FOUR}))],
+        node=node(N1, R1),
+        # Both round up to the range's minimum, 2, on the same device.
+        results=[result(share(REQ0, D1, capacity0=TWO)), result(share(REQ0, D1, capacity0=TWO))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-step": Case(
+        claims=[claim("claim-0", req(REQ0, 1, THREE))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: FOUR}))],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D1, capacity0=FOUR))],  # 3 rounds up to 2 + 2
+    ),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy": Case(
+        claims=[claim("claim-0", req(REQ0, 1, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[
+            rslice("slice-1", N1, P1, DA, valid_values(shared(dev(D1)), ONE, {CAP0: FOUR}, [TWO]))
+        ],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D1, capacity0=TWO))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": Case(
+        claims=[claim("claim-0", req(REQ0, 1, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[
+            rslice(
+                "slice-1", N1, P1, DA, valid_values(shared(dev(D1)), ONE, {CAP0: THREE}, [THREE])
+            )
+        ],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D1, capacity0=THREE))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request": Case(
+        claims=[claim("claim-0", req(REQ0, 1, ONE)), claim("claim-1", req(REQ0, 1, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: TWO}))],
+        node=node(N1, R1),
+        results=None,
+    ),
+    "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": Case(
+        claims=[claim("claim-0", req(REQ0, 1, parse_quantity(6)))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: parse_quantity(10)}))],
+        node=node(N1, R1),
+        results=None,  # the policy's max is 4, although 6 < 10
+    ),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining": Case(
+        allocated_capacity={(DA, P1, D1): {CAP0: TWO}},
+        claims=[claim("claim-0", req(REQ0, 1, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: FOUR}))],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D1, capacity0=TWO))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device": Case(
+        allocated_capacity={(DA, P1, D1): {CAP0: TWO}},
+        claims=[claim("claim-0", req(REQ0, 1, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[
+            rslice(
+                "slice-1",
+                N1,
+                P1,
+                DA,
+                ranged(shared(dev(D1)), {CAP0: TWO}),
+                ranged(shared(dev(D2)), {CAP0: TWO}),
+            )
+        ],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D2, capacity0=TWO))],
+    ),
+    "consumable-capacity-with-multi-allocatable-device-backtrack": Case(
+        claims=[
+            claim(
+                "claim-0",
+                req(REQ0, 1, TWO),
+                req(REQ1, 1, TWO),
+                constraints=[DeviceConstraint(match_attribute=STRING)],
+            ),
+            claim("claim-1", req(REQ0, 1, TWO)),
+        ],
+        classes=[klass(CA, DA)],
+        slices=[
+            rslice(
+                "slice-1",
+                N1,
+                P1,
+                DA,
+                ranged(
+                    shared(
+                        attr_dev(
+                            D2,
+                            stringAttribute=DeviceAttribute(string_value="stringAttributeValue1"),
+                        )
+                    ),
+                    {CAP0: TWO},
+                ),
+                ranged(
+                    shared(
+                        attr_dev(
+                            D1,
+                            stringAttribute=DeviceAttribute(string_value="stringAttributeValue2"),
+                        )
+                    ),
+                    {CAP0: FOUR},
+                ),
+            )
+        ],
+        node=node(N1, R1),
+        results=[
+            result(share(REQ0, D1, capacity0=TWO), share(REQ1, D1, capacity0=TWO)),
+            result(share(REQ0, D2, capacity0=TWO)),
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-subrequest": Case(
+        features=CC_PRIO,
+        claims=[
+            claim(
+                "claim-0",
+                first_available(
+                    REQ0,
+                    sub("subreq-0", CA, capacity_requests={CAP0: FOUR}),
+                    sub("subreq-1", CA, capacity_requests={CAP0: TWO}),
+                    sub("subreq-1", CA),
+                ),
+            )
+        ],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: TWO}))],
+        node=node(N1, R1),
+        results=[result(share(f"{REQ0}/subreq-1", D1, capacity0=TWO))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity": Case(
+        allocated_capacity={(DA, P1, D1): {CAP0: TWO}},
+        claims=[claim("claim-0", req(REQ0, 1, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: TWO}))],
+        node=node(N1, R1),
+        results=None,
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity": Case(
+        claims=[claim("claim-0", all_req(REQ0, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, shared(cap_dev(D1, capacity0=TWO)), shared(dev(D2)))],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D1, capacity0=TWO))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity": Case(  # noqa: E501
+        claims=[claim("claim-0", all_req(REQ0, TWO))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[
+            rslice(
+                "slice-1",
+                N1,
+                P1,
+                DA,
+                shared(cap_dev(D1, capacity0=TWO)),
+                shared(cap_dev(D2, capacity0=ONE)),
+            )
+        ],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D1, capacity0=TWO))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient": Case(
+        claims=[claim("claim-0", req(REQ0, 1, ONE), all_req(REQ1, ONE))],
+        classes=[klass(CA, DA)],
+        slices=[
+            rslice(
+                "slice-1",
+                N1,
+                P1,
+                DA,
+                shared(cap_dev(D1, capacity0=TWO)),
+                shared(cap_dev(D2, capacity0=ONE)),
+            )
+        ],
+        node=node(N1, R1),
+        results=[
+            result(
+                share(REQ0, D1, capacity0=ONE),
+                share(REQ1, D1, capacity0=ONE),
+                share(REQ1, D2, capacity0=ONE),
             )
         ],
     ),
