@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedframe.objects import (
     AllocationResult,
@@ -873,3 +875,47 @@ def test_share_ids_are_unique_and_reproducible() -> None:
     first = ids()
     assert len(first) == 3 and len(set(first)) == 3 and None not in first
     assert ids() == first
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    capacity=st.integers(1, 12),
+    step=st.integers(1, 4),
+    requests=st.lists(st.integers(1, 8), min_size=1, max_size=4),
+    existing=st.integers(0, 6),
+)
+def test_shares_of_a_device_never_exceed_its_capacity(
+    capacity: int, step: int, requests: list[int], existing: int
+) -> None:
+    # One shared device with a range policy (min 1, the step) and capacity already used by
+    # other claims: the claims fit iff their rounded requests fit what is left, and what the
+    # results say they consume is exactly that rounding.
+    policy = CapacityRequestPolicy(
+        default=ONE, valid_range_min=ONE, valid_range_step=parse_quantity(step)
+    )
+    device = shared(
+        attrs.evolve(
+            dev(D1),
+            capacity={CAP0: DeviceCapacity(value=parse_quantity(capacity), request_policy=policy)},
+        )
+    )
+    claims = [claim(f"claim-{i}", req(REQ0, 1, parse_quantity(r))) for i, r in enumerate(requests)]
+    allocator = _allocator(
+        Case(
+            claims=claims,
+            classes=[klass(CA, DA)],
+            slices=[rslice("slice-1", N1, P1, DA, device)],
+            node=node(N1, R1),
+            allocated_capacity={(DA, P1, D1): {CAP0: parse_quantity(existing)}},
+        )
+    )
+    rounded = [1 + -(-(r - 1) // step) * step for r in requests]
+    got = allocator.allocate(node(N1, R1), claims)
+    if existing + sum(rounded) > capacity:
+        assert got is None
+        return
+    assert got is not None
+    consumed = [r.devices.results[0].consumed_capacity[CAP0].value() for r in got]
+    assert consumed == rounded
+    share_ids = [r.devices.results[0].share_id for r in got]
+    assert len(set(share_ids)) == len(share_ids)
