@@ -2,7 +2,8 @@
 
 Upstream ``k8s.io/dynamic-resource-allocation/structured`` (the "stable" implementation,
 with the features the "incubating" one adds where schedframe's gates enable them:
-prioritized lists, admin access, partitionable devices and device taints). The search is
+prioritized lists, admin access, partitionable devices, device taints and consumable
+capacity). The search is
 upstream's: claims in order, requests in order, and for each wanted device the candidates in
 pool order, slice order, device order; the first complete solution wins, so the same device is
 chosen as kube-scheduler chooses it.
@@ -18,6 +19,9 @@ or the whole capacity) and gets its own ``shareID``. Upstream draws share IDs at
 they are UUIDv5 of (claim UID or name, result index, device), so runs are reproducible.
 Quantities are exact fractions, so upstream's "request cannot be represented" errors for
 amounts past int64 do not arise.
+
+Devices with binding conditions are selected only with ``Features.device_binding`` (upstream's
+DRADeviceBindingConditions); without it they are never selected, as upstream.
 """
 
 from __future__ import annotations
