@@ -3,10 +3,9 @@
 Upstream ``k8s.io/dynamic-resource-allocation/structured`` (the "stable" implementation,
 with the features the "incubating" one adds where schedframe's gates enable them:
 prioritized lists, admin access, partitionable devices, device taints and consumable
-capacity). The search is
-upstream's: claims in order, requests in order, and for each wanted device the candidates in
-pool order, slice order, device order; the first complete solution wins, so the same device is
-chosen as kube-scheduler chooses it.
+capacity). The search is upstream's: claims in order, requests in order, and for each wanted
+device the candidates in pool order, slice order, device order; the first complete solution
+wins, so the same device is chosen as kube-scheduler chooses it.
 
 Pool order: upstream gathers pools in a Go map, whose iteration order is unspecified; here
 pools are tried sorted by (driver, pool name), which makes results reproducible. Within a pool,
