@@ -258,6 +258,16 @@ def test_without_prioritized_lists_every_node_scores_zero_and_prescore_skips() -
     assert pl.score(state, case.pod, fw.NodeInfo(node(NODE))) == 0
 
 
+def test_before_1_36_dynamic_resources_does_not_score() -> None:
+    case = CASES["single-claim-prioritized-list-scoring"]
+    pl, _ = _setup(case, FeatureGates(emulated_version="1.35"))
+    state = fw.CycleState()
+    passed = _filter(pl, state, case)
+    skipped = pl.pre_score(state, case.pod, passed)
+    assert skipped is not None and skipped.code is fw.Code.SKIP
+    assert [pl.score(state, case.pod, ni) for ni in passed] == [0, 0]
+
+
 def test_a_claim_allocated_before_brings_its_own_allocation() -> None:
     # Upstream's fixed computeScore: an already allocated claim scores by its allocation,
     # the pending ones take the node's results in order.

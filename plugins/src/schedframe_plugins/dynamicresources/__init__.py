@@ -270,6 +270,8 @@ class DynamicResources(
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
         self._filter_timeout = gates.enabled("DRASchedulerFilterTimeout")
+        # Score came with v1.36 (and scores only with DRAPrioritizedList).
+        self._scores = gates.at_least("1.36") and gates.enabled("DRAPrioritizedList")
         self._extended_resources = gates.enabled("DRAExtendedResource")
         self._binding_conditions = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
             "DRAResourceClaimDeviceStatus"
@@ -640,8 +642,9 @@ class DynamicResources(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
     ) -> fw.Status | None:
         """Skip when Score would give every node 0: the plugin off, DRAPrioritizedList off,
-        or no claims. (Upstream has no PreScore; its Score returns 0 in those cases.)"""
-        if not self._enabled or not self._features.prioritized_list:
+        or no claims (upstream has no PreScore; its Score returns 0 in those cases); and before
+        v1.36, whose DynamicResources has no Score."""
+        if not self._enabled or not self._scores:
             return fw.Status(fw.Code.SKIP)
         s = state.get(_STATE)
         if s is None or not s.claims:
@@ -652,7 +655,7 @@ class DynamicResources(
         """Upstream ``Score``: per ``firstAvailable`` request, ``8 - i`` for the ``i``-th
         alternative chosen on this node (earlier alternatives score higher), summed over
         the pod's claims; 0 without allocations for the node."""
-        if not self._enabled or not self._features.prioritized_list:
+        if not self._enabled or not self._scores:
             return 0
         s = state.get(_STATE)
         if s is None or not s.claims:
