@@ -919,3 +919,38 @@ def test_shares_of_a_device_never_exceed_its_capacity(
     assert consumed == rounded
     share_ids = [r.devices.results[0].share_id for r in got]
     assert len(set(share_ids)) == len(share_ids)
+
+
+def test_a_shared_device_in_use_keeps_its_counters_consumed() -> None:
+    # device-1 and device-2 each take all 4 of the counter set: while device-1 is shared by
+    # an existing claim, device-2 cannot be allocated.
+    d1 = shared(_counter_device(D1, counterSet1={CAP0: FOUR}))
+    d2 = attrs.evolve(
+        shared(_counter_device(D2, counterSet1={CAP0: FOUR})),
+        attributes={f"{DA}/second": DeviceAttribute(bool_value=True)},
+    )
+    wants_d2 = claim(
+        "claim-0",
+        DeviceRequest(
+            name=REQ0,
+            exactly=ExactDeviceRequest(
+                device_class_name=CA,
+                selectors=(CELSelector(expression=f'"second" in device.attributes["{DA}"]'),),
+            ),
+        ),
+    )
+    case = Case(
+        claims=[wants_d2],
+        classes=[klass(CA, DA)],
+        slices=[
+            rslice("slice-1", N1, pool2(), DA, d1, d2),
+            _counter_slice("slice-2", counterSet1={CAP0: FOUR}),
+        ],
+        node=node(N1, R1),
+        features=CC_PRIO_PART,
+    )
+    got = _allocator(case).allocate(node(N1, R1), [wants_d2])
+    assert got is not None
+    assert [_actual(r) for r in got] == [result(share(REQ0, D2))]
+    in_use = attrs.evolve(case, allocated_capacity={(DA, P1, D1): {}})
+    assert _allocator(in_use).allocate(node(N1, R1), [wants_d2]) is None

@@ -845,7 +845,11 @@ class _Run:
             avail = {name: dict(cs) for name, cs in pool.counter_sets.items()}
             for rs in pool.all_slices:
                 for dev in rs.devices:
-                    if (rs.driver, rs.pool.name, dev.name) not in self.a.allocated_devices:
+                    did = (rs.driver, rs.pool.name, dev.name)
+                    # A shared device's counters are consumed while any share of it exists.
+                    if did not in self.a.allocated_devices and did not in (
+                        self.a.allocated_capacity
+                    ):
                         continue
                     for cc in dev.consumes_counters:
                         counters = avail.get(cc.counter_set, {})
