@@ -392,6 +392,97 @@ CASES: dict[str, Case] = {
             )
         ],
     ),
+    "consumable-capacity-disabled-feature-with-prioritized-list": Case(
+        features=attrs.evolve(CC_PRIO, consumable_capacity=False, device_binding=True),
+        claims=[
+            claim(
+                "claim-0",
+                first_available(
+                    REQ0,
+                    sub("subReq-0", CA, capacity_requests={CAP0: ONE}),
+                    sub("subReq-1", CA, capacity_requests={CAP0: ONE}),
+                ),
+            )
+        ],
+        classes=[klass(CA, DA)],
+        slices=[rslice("slice-1", N1, P1, DA, dev(D1))],
+        node=node(N1, R1),
+        error=(
+            "claim claim-0, subrequest subReq-0: has capacity requests, but the "
+            "DRAConsumableCapacity feature is disabled"
+        ),
+    ),
+    "consumable-capacity-multi-allocatable-device-with-missing-capacity-request": Case(
+        claims=[claim("claim-0", req(REQ0, 1, ONE))],
+        classes=[klass(CA, DA)],
+        slices=[rslice("slice-1", N1, P1, DA, shared(cap_dev(D1, capacity1=ONE)))],
+        node=node(N1, R1),
+        results=None,
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-request": Case(  # noqa: E501
+        claims=[claim("claim-0", all_req(REQ0, ONE))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, shared(cap_dev(D1, capacity1=ONE)))],
+        node=node(N1, R1),
+        results=None,
+    ),
+    "consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request": Case(  # noqa: E501
+        claims=[claim("claim-0", req(REQ0)), claim("claim-1", req(REQ0))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, shared(dev(D1)))],
+        node=node(N1, R1),
+        # Both share the device; nothing is consumed, the device has no capacity.
+        results=[result(share(REQ0, D1)), result(share(REQ0, D1))],
+    ),
+    "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request": Case(
+        claims=[claim("claim-0", req(REQ0)), claim("claim-1", req(REQ0))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[
+            rslice(
+                "slice-1",
+                N1,
+                P1,
+                DA,
+                shared(cap_dev(D1, capacity0=ONE)),
+                shared(cap_dev(D2, capacity0=ONE)),
+            )
+        ],
+        node=node(N1, R1),
+        # Each takes a device's whole capacity.
+        results=[result(share(REQ0, D1, capacity0=ONE)), result(share(REQ0, D2, capacity0=ONE))],
+    ),
+    "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block": Case(  # noqa: E501
+        claims=[claim("claim-0", req(REQ0)), claim("claim-1", req(REQ0))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, shared(cap_dev(D1, capacity0=TWO)))],
+        node=node(N1, R1),
+        results=None,
+    ),
+    "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request": Case(
+        claims=[claim("claim-0", req(REQ0, 1, ONE)), claim("claim-1", req(REQ0, 1, ONE))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, shared(cap_dev(D1, capacity0=TWO)))],
+        node=node(N1, R1),
+        results=[result(share(REQ0, D1, capacity0=ONE)), result(share(REQ0, D1, capacity0=ONE))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request": Case(
+        claims=[claim("claim-0", req(REQ0)), claim("claim-1", req(REQ0))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, ranged(shared(dev(D1)), {CAP0: FOUR}))],
+        node=node(N1, R1),
+        # Both take the policy's default, 2.
+        results=[result(share(REQ0, D1, capacity0=TWO)), result(share(REQ0, D1, capacity0=TWO))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-zero-request-policy": Case(
+        claims=[claim("claim-0", req(REQ0)), claim("claim-1", req(REQ0))],
+        classes=[shared_class(CA, DA, True)],
+        slices=[rslice("slice-1", N1, P1, DA, valid_values(shared(dev(D1)), ZERO, {CAP0: ONE}))],
+        node=node(N1, R1),
+        results=[
+            result(share(REQ0, D1, capacity0=ZERO)),
+            result(share(REQ0, D1, capacity0=ZERO)),
+        ],
+    ),
     "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": Case(
         claims=[claim("claim-0", req(REQ0, 1, ONE))],
         classes=[shared_class(CA, DA, True)],
@@ -743,6 +834,11 @@ def _allocator(case: Case) -> Allocator:
 @pytest.mark.parametrize("name", list(CASES))
 def test_consumable_capacity_table(name: str) -> None:
     case = CASES[name]
+    if case.error is not None:
+        with pytest.raises(AllocationError) as info:
+            _allocator(case).allocate(case.node, list(case.claims))
+        assert case.error in str(info.value)
+        return
     got = _allocator(case).allocate(case.node, list(case.claims))
     if case.results is None:
         assert got is None
@@ -772,15 +868,6 @@ def test_capacity_requests_with_the_gate_off_are_an_error_as_upstream() -> None:
         "claim claim-0, request req-0: has capacity requests, but the DRAConsumableCapacity "
         "feature is disabled"
     )
-    subs = claim(
-        "claim-0",
-        first_available(REQ0, sub("subreq-0", CA, capacity_requests={CAP0: ONE})),
-    )
-    off_prio = attrs.evolve(CC_PRIO, consumable_capacity=False)
-    with pytest.raises(AllocationError, match="has capacity requests, but the"):
-        _one_shared(subs, device=cap_dev(D1, capacity0=ONE), features=off_prio).allocate(
-            node(N1, R1), [subs]
-        )
 
 
 def test_gate_off_a_shared_device_is_allocated_whole() -> None:

@@ -451,7 +451,7 @@ class _Run:
                         for sub in request.first_available:
                             if sub.capacity_requests:
                                 raise AllocationError(
-                                    f"claim {_klog(claim)}, request {request.name}: has "
+                                    f"claim {_klog(claim)}, subrequest {sub.name}: has "
                                     "capacity requests, but the DRAConsumableCapacity feature "
                                     "is disabled"
                                 )
