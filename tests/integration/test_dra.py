@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from tests.integration._support import make_node, make_pod, new_scheduler
 
+from schedframe import hooks
 from schedframe._evolve import evolve
+from schedframe.metrics import SchedulerMetrics
 from schedframe.objects import (
     Pod,
     PodResourceClaim,
@@ -124,7 +126,11 @@ def test_dra_backed_extended_resources_are_allocated_from_devices() -> None:
         ),
     )
     objects = [make_node("node-1"), node_2, gpu_class, gpu_slice("node-1", 2)]
-    sched, backend = new_scheduler(objects=objects)
+    sched, backend = new_scheduler(
+        objects=objects, hooks=hooks.plugin_manager(load_entry_points=False)
+    )
+    metrics = SchedulerMetrics()
+    metrics.attach(sched)
 
     def gpu_request_pod(name: str) -> Pod:
         pod = make_pod(name)
@@ -157,10 +163,94 @@ def test_dra_backed_extended_resources_are_allocated_from_devices() -> None:
             assert [(m.resource_name, m.request_name) for m in status.request_mappings] == [
                 ("example.com/gpu", result.request)
             ]
+        # PreBind created both claims (upstream's scheduler_resourceclaim_creates_total).
+        assert 'scheduler_resourceclaim_creates_total{status="success"} 2' in (
+            metrics.exposition().splitlines()
+        )
         # Deleting a pod deletes its claim (owned by the pod): the waiting pod gets the device.
         (waiting,) = [n for n, p in pods.items() if not p.spec.node_name]
         first = next(n for n, p in sorted(pods.items()) if p.spec.node_name == "node-1")
         backend.delete(pods[first])
+        sched.run_until_idle()
+        assert sched.wait_for_bindings(timeout=30)
+        again = backend.get("Pod", waiting)
+        assert isinstance(again, Pod) and again.spec.node_name == "node-1"
+    finally:
+        sched.stop()
+
+
+def test_pods_share_a_device_by_its_consumable_capacity() -> None:
+    # DRAConsumableCapacity (beta, on from 1.36): one GPU that allows multiple allocations,
+    # 40Gi of memory handed out in 10Gi steps; each pod asks for 15Gi (rounded up to 20Gi).
+    shared_gpu = from_dict(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "node-1-gpus"},
+            "spec": {
+                "driver": "gpu.example.com",
+                "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+                "nodeName": "node-1",
+                "devices": [
+                    {
+                        "name": "gpu-0",
+                        "allowMultipleAllocations": True,
+                        "capacity": {
+                            "memory": {
+                                "value": "40Gi",
+                                "requestPolicy": {
+                                    "default": "10Gi",
+                                    "validRange": {"min": "10Gi", "step": "10Gi"},
+                                },
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    template = from_dict(
+        {
+            **TEMPLATE,
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {
+                                    "deviceClassName": "gpu.example.com",
+                                    "capacity": {"requests": {"memory": "15Gi"}},
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+        }
+    )
+    objects = [make_node("node-1"), from_dict(GPU_CLASS), template, shared_gpu]
+    sched, backend = new_scheduler(objects=objects)
+    try:
+        for i in range(3):
+            backend.create(gpu_pod(f"infer-{i}"))
+        sched.run_until_idle()
+        assert sched.wait_for_bindings(timeout=30)
+        pods = {p.name: p for p in backend.list("Pod") if isinstance(p, Pod)}
+        bound = sorted(n for n, p in pods.items() if p.spec.node_name == "node-1")
+        assert len(bound) == 2  # 2 x 20Gi of the 40Gi
+        claims = [c for c in backend.list("ResourceClaim") if isinstance(c, ResourceClaim)]
+        results = [r for c in claims if c.allocation for r in c.allocation.devices.results]
+        assert [(r.device, str(r.consumed_capacity["memory"])) for r in results] == [
+            ("gpu-0", "20Gi"),
+            ("gpu-0", "20Gi"),
+        ]
+        share_ids = {r.share_id for r in results}
+        assert None not in share_ids and len(share_ids) == 2
+        (waiting,) = [n for n in pods if n not in bound]
+        assert sched.results[pods[waiting].uid].outcome == "unschedulable"
+        # One pod finishing gives its share back: the waiting pod gets the device.
+        backend.delete(pods[bound[0]])
         sched.run_until_idle()
         assert sched.wait_for_bindings(timeout=30)
         again = backend.get("Pod", waiting)

@@ -94,6 +94,12 @@ def test_args_defaults_and_validation() -> None:
     assert encode_args(DynamicResourcesArgs())["filterTimeout"] == "10s"
     with pytest.raises(ConfigError):
         decode_args(DynamicResourcesArgs, {"filterTimeout": "-1s"}, path="args")
+    # Upstream's timeout cases use 1ns: below timedelta's resolution, it must not become 0
+    # (which turns the timeout off).
+    tiny = decode_args(DynamicResourcesArgs, {"filterTimeout": "1ns"}, path="args")
+    assert tiny.filter_timeout == datetime.timedelta(microseconds=1)
+    zero = decode_args(DynamicResourcesArgs, {"filterTimeout": "0s"}, path="args")
+    assert zero.filter_timeout == datetime.timedelta(0)
 
 
 @pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from schedframe import framework as fw
 from schedframe.errors import BackendError
 from schedframe.features import FeatureGates
+from schedframe.metrics import SchedulerMetrics
 from schedframe.objects import (
     AllocationResult,
     Container,
@@ -326,6 +327,29 @@ CASES: dict[str, Case] = {
 }
 
 
+#: ``scheduler_resourceclaim_creates_total`` by status after each case that creates (or fails
+#: to create) the special claim in PreBind (upstream's ``metrics`` checks).
+CREATES: dict[str, dict[str, int]] = {
+    "extended-resource-one-device-plugin-one-dra": {"success": 1},
+    "extended-resource-name-with-zero-allocatable": {"success": 1},
+    "extended-resource-name-with-resources": {"success": 1},
+    "implicit-extended-resource-name-with-resources": {"success": 1},
+    "implicit-extended-resource-name-two-containers-with-resources": {"success": 1},
+    "extended-resource-name-with-resources-fail-patch": {"success": 1},
+    "extended-resource-name-bind-failure": {"success": 1},
+    "extended-resource-name-claim-creation-failure": {"failure": 1},
+}
+
+
+def _creates(metrics: SchedulerMetrics) -> dict[str, int]:
+    out = {}
+    for line in metrics.exposition().splitlines():
+        if line.startswith("scheduler_resourceclaim_creates_total{"):
+            labels, value = line.rsplit(" ", 1)
+            out[labels.split('status="')[1].rstrip('"}')] = int(value)
+    return out
+
+
 def _status(s: fw.Status | None) -> tuple[fw.Code, str] | None:
     if s is None or s.code is fw.Code.SUCCESS:
         return None
@@ -353,14 +377,24 @@ def test_extended_resources(name: str) -> None:
     gates = FeatureGates(emulated_version="1.36", overrides=overrides)
     cluster = ClusterView(dra=[*case.claims, *case.classes, *case.slices])
     handle = Framework(cluster=cluster, features=gates)
+    metrics = SchedulerMetrics()
+    handle.metrics_recorder = metrics
     pl = DynamicResources(DynamicResourcesArgs(), handle)
     dra = handle.shared_dra_manager()
     assert isinstance(dra, DRAStore)
+    try:
+        _run_case(case, pl, handle, dra, state=fw.CycleState())
+    finally:
+        assert _creates(metrics) == CREATES.get(name, {})
+
+
+def _run_case(
+    case: Case, pl: DynamicResources, handle: Framework, dra: DRAStore, *, state: fw.CycleState
+) -> None:
     if case.fail_create or case.fail_patch:
         dra.claim_writer = _Writer(dra, fail_create=case.fail_create, fail_patch=case.fail_patch)
 
     assert pl.pre_enqueue(case.pod) is None
-    state = fw.CycleState()
     pre = pl.pre_filter(state, case.pod, [])
     assert not isinstance(pre, fw.PreFilterResult)
     assert _status(pre) == case.prefilter

@@ -9,12 +9,10 @@ PreEnqueue, PreFilter, Filter on every node, then PostFilter when no node passed
 PreBind (and Unreserve where the case says so) on the first node that passed.
 
 The ``extended-resource*`` cases are in ``test_extended_resources.py``, the binding-condition
-cases in ``test_binding_conditions.py``. Not ported, because
-schedframe does not model what they test: ``canceled``, ``timeout``, ``timeout_disabled`` and
-``timeout_zero`` (the Filter timeout, DRASchedulerFilterTimeout); the scoring cases
-``single-claim-prioritized-list-scoring``, ``multiple-claims-prioritized-list-scoring`` and
-``multiple-requests-prioritized-list-scoring`` (newer upstream scores nodes by the chosen
-subrequests; schedframe's DynamicResources does not score). The claims' finalizer
+cases in ``test_binding_conditions.py``, the ``*-prioritized-list-scoring`` cases in
+``test_prioritized_list_scoring.py``, ``timeout``, ``timeout_disabled`` and ``timeout_zero``
+in ``test_filter_timeout.py``. Not ported: ``canceled`` (schedframe never cancels a Filter
+call). The claims' finalizer
 (``resource.kubernetes.io/delete-protection``) that some cases expect is not modelled.
 """
 

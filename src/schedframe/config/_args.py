@@ -217,7 +217,13 @@ class _Decoder:
         if not isinstance(value, str):
             return self.invalid(path, value, 'expected a duration string such as "15s"')
         try:
-            return datetime.timedelta(seconds=parse_duration(value))
+            seconds = parse_duration(value)
+            delta = datetime.timedelta(seconds=seconds)
+            if seconds > 0 and not delta:
+                # timedelta counts microseconds: a positive duration below one (Go's "1ns")
+                # stays positive rather than becoming 0, which often means "off".
+                return datetime.timedelta(microseconds=1)
+            return delta
         except DurationError as exc:
             return self.invalid(path, value, exc.reason)
         except OverflowError:

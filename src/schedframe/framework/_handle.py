@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         PodCondition,
         PodDisruptionBudget,
         PodExtendedResourceClaimStatus,
+        Quantity,
         ReplicaSet,
         ReplicationController,
         ResourceClaim,
@@ -282,6 +283,10 @@ class SharedDRAManager(Protocol):
 
     def list_all_allocated_devices(self) -> frozenset[tuple[str, str, str]]:
         """(driver, pool, device) of every allocated or in-flight device."""
+        ...
+
+    def list_allocated_capacity(self) -> dict[tuple[str, str, str], dict[str, Quantity]]:
+        """Per shared device, the capacity its allocations consume (DRAConsumableCapacity)."""
         ...
 
     def claim_has_pending_allocation(self, uid: str) -> bool:

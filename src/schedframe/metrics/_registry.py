@@ -186,6 +186,12 @@ FAMILIES: Final[Mapping[str, Family]] = {
             "(available only in PreFilter, Filter, PreScore, and Score).",
             labels=("plugin", "extension_point", "profile"),
         ),
+        _F(
+            name="scheduler_resourceclaim_creates_total",
+            kind="counter",
+            help="Number of ResourceClaims creation requests within scheduler",
+            labels=("status",),
+        ),
     )
 }
 
@@ -330,6 +336,12 @@ class SchedulerMetrics:
             (extension_point, status, profile),
             seconds,
         )
+
+    def resource_claim_created(self, status: str) -> None:
+        """DynamicResources created (``success``) or failed to create (``failure``) a
+        ResourceClaim for a pod's DRA-backed extended resources (upstream
+        ``ResourceClaimCreatesTotal``)."""
+        self._inc("scheduler_resourceclaim_creates_total", (status,))
 
     def _on_incoming(self, pod: Pod, queue: str, event: str) -> None:
         self._inc("scheduler_queue_incoming_pods_total", (queue, event))

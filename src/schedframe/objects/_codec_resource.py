@@ -27,6 +27,7 @@ from schedframe.objects._resource import (
     ALLOCATION_MODES,
     AllocatedDeviceStatus,
     AllocationResult,
+    CapacityRequestPolicy,
     CELSelector,
     Counter,
     CounterSet,
@@ -408,8 +409,11 @@ def _device(r: c._Reader, d: c._Dict, path: str, per_device: bool) -> Device:
         if not isinstance(key, str) or not isinstance(value, Mapping):
             r.wrong_type(p, value, "a capacity mapping")
             continue
-        r.known(value, p, _fields.DEVICE_CAPACITY)
-        capacity[key] = DeviceCapacity(value=_required_quantity(r, value, "value", p))
+        r.track(value, p)
+        capacity[key] = DeviceCapacity(
+            value=_required_quantity(r, value, "value", p),
+            request_policy=_request_policy(r, value, p),
+        )
     consumes = tuple(
         DeviceCounterConsumption(
             counter_set=r.text(cc, "counterSet", p), counters=_counters(r, cc, p)
@@ -564,6 +568,81 @@ def _attribute_out(a: DeviceAttribute) -> dict[str, object]:
     return {"version": a.version_value}
 
 
+def _request_policy(r: c._Reader, d: c._Dict, path: str) -> CapacityRequestPolicy | None:
+    """``requestPolicy`` of a capacity (DRAConsumableCapacity), with the API's checks: at
+    most one of ``validValues`` and ``validRange``; values ascending and unique; a range's
+    ``min`` required and ``max`` not below it; ``default`` one of the allowed values."""
+    pol = r.map_(d, "requestPolicy", path)
+    if pol is None:
+        return None
+    where = c._join(path, "requestPolicy")
+    default = _quantity(r, pol, "default", where)
+    values: list[Quantity] = []
+    vpath = c._join(where, "validValues")
+    for i, raw in enumerate(r.seq(pol, "validValues", where)):
+        if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+            r.wrong_type(f"{vpath}[{i}]", raw, "a quantity")
+            continue
+        try:
+            q = parse_quantity(raw)
+        except ValueError as exc:
+            r.invalid(f"{vpath}[{i}]", raw, str(exc))
+            continue
+        if values and q.amount <= values[-1].amount:
+            r.invalid(f"{vpath}[{i}]", raw, "must be sorted in ascending order and unique")
+        values.append(q)
+    rng = r.map_(pol, "validRange", where)
+    vmin = vmax = step = None
+    if rng is not None:
+        rpath = c._join(where, "validRange")
+        vmin = _required_quantity(r, rng, "min", rpath)
+        vmax = _quantity(r, rng, "max", rpath)
+        step = _quantity(r, rng, "step", rpath)
+        if vmax is not None and vmax.amount < vmin.amount:
+            r.invalid(c._join(rpath, "max"), str(vmax), "must be greater than or equal to min")
+        if step is not None and step.amount <= 0:
+            r.invalid(c._join(rpath, "step"), str(step), "must be greater than zero")
+        if values:
+            r.forbidden(rpath, "exactly one of validValues and validRange may be set")
+    if default is not None:
+        if values and default not in values:
+            r.invalid(c._join(where, "default"), str(default), "must be one of validValues")
+        if vmin is not None and (
+            default.amount < vmin.amount or (vmax is not None and default.amount > vmax.amount)
+        ):
+            r.invalid(c._join(where, "default"), str(default), "must be within validRange")
+    return CapacityRequestPolicy(
+        default=default,
+        valid_values=tuple(values),
+        valid_range_min=vmin,
+        valid_range_max=vmax,
+        valid_range_step=step,
+    )
+
+
+def _request_policy_out(p: CapacityRequestPolicy) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if p.default is not None:
+        out["default"] = str(p.default)
+    if p.valid_values:
+        out["validValues"] = [str(v) for v in p.valid_values]
+    if p.valid_range_min is not None:
+        rng: dict[str, object] = {"min": str(p.valid_range_min)}
+        if p.valid_range_max is not None:
+            rng["max"] = str(p.valid_range_max)
+        if p.valid_range_step is not None:
+            rng["step"] = str(p.valid_range_step)
+        out["validRange"] = rng
+    return out
+
+
+def _capacity_out(cap: DeviceCapacity) -> dict[str, object]:
+    out: dict[str, object] = {"value": str(cap.value)}
+    if cap.request_policy is not None:
+        out["requestPolicy"] = _request_policy_out(cap.request_policy)
+    return out
+
+
 def _counters_out(counters: Mapping[str, Counter]) -> dict[str, object]:
     return {name: {"value": str(cnt.value)} for name, cnt in counters.items()}
 
@@ -571,7 +650,7 @@ def _counters_out(counters: Mapping[str, Counter]) -> dict[str, object]:
 def _device_out(d: Device) -> dict[str, object]:
     out: dict[str, object] = {"name": d.name}
     c._put(out, "attributes", {k: _attribute_out(v) for k, v in d.attributes.items()})
-    c._put(out, "capacity", {k: {"value": str(v.value)} for k, v in d.capacity.items()})
+    c._put(out, "capacity", {k: _capacity_out(v) for k, v in d.capacity.items()})
     c._put(
         out,
         "consumesCounters",

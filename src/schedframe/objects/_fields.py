@@ -386,9 +386,6 @@ VOLUME_ATTACHMENT_STATUS: Final = ("attachmentMetadata", "attachError", "detachE
 # ---- resource.k8s.io/v1 (Dynamic Resource Allocation) ---------------------------------------
 # The DRA decoder reads nearly every field the allocator can use; these are the rest.
 
-#: ``DeviceCapacity`` fields the allocator does not read (consumable capacity's policy).
-DEVICE_CAPACITY: Final = ("requestPolicy",)
-
 #: ``DeviceAllocationConfiguration`` fields the allocator does not read (a claim status's
 #: ``allocation.devices.config`` entries; ``requests`` and ``opaque`` are read).
 DEVICE_ALLOCATION_CONFIGURATION: Final = ("source",)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from schedframe.objects._quantity import Quantity
 from schedframe.objects._resource import (
     DeviceClass,
     ResourceClaim,
@@ -45,9 +46,21 @@ def _allocated(claim: ResourceClaim) -> Iterable[DeviceID]:
     return (
         (r.driver, r.pool, r.device)
         for r in claim.allocation.devices.results
-        # Devices with admin access do not count as in use (upstream ``foreachAllocatedDevice``).
-        if not r.admin_access
+        # Devices with admin access do not count as in use (upstream ``foreachAllocatedDevice``),
+        # nor do shares of a device that allows multiple allocations (DRAConsumableCapacity).
+        if not r.admin_access and r.share_id is None
     )
+
+
+def _add_shared_capacity(claim: ResourceClaim, into: dict[DeviceID, dict[str, Quantity]]) -> None:
+    if claim.allocation is None:
+        return
+    for r in claim.allocation.devices.results:
+        if r.share_id is None or r.admin_access:
+            continue
+        per_device = into.setdefault((r.driver, r.pool, r.device), {})
+        for name, q in r.consumed_capacity.items():
+            per_device[name] = per_device[name] + q if name in per_device else q
 
 
 class DRAStore:
@@ -182,6 +195,18 @@ class DRAStore:
         for claim in tuple(self._in_flight.values()):
             devices.update(_allocated(claim))
         return frozenset(devices)
+
+    def list_allocated_capacity(self) -> dict[DeviceID, dict[str, Quantity]]:
+        """Per shared device (DRAConsumableCapacity), the capacity consumed by allocated and
+        in-flight claims (upstream ``AggregatedCapacity``)."""
+        out: dict[DeviceID, dict[str, Quantity]] = {}
+        in_flight = dict(self._in_flight)
+        for claim in self.resource_claims():
+            if claim.metadata.uid not in in_flight:  # the in-flight version counts instead
+                _add_shared_capacity(claim, out)
+        for claim in in_flight.values():
+            _add_shared_capacity(claim, out)
+        return out
 
     def claim_has_pending_allocation(self, uid: str) -> bool:
         """Whether Reserve allocated the claim and PreBind has not written it yet."""

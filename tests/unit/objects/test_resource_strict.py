@@ -374,3 +374,57 @@ def test_a_device_class_config_names_no_requests() -> None:
     d["spec"]["config"][0]["requests"] = ["gpu"]
     with pytest.raises(ManifestError, match=r"spec\.config\[0\]\.requests: Unknown field"):
         from_dict(d, validate="strict")
+
+
+def test_a_capacity_request_policy_is_read_and_written_back() -> None:
+    from schedframe.objects import CapacityRequestPolicy, parse_quantity, to_dict
+
+    d = yaml.safe_load(RESOURCE_SLICE)
+    caps = d["spec"]["devices"][0]["capacity"]
+    caps["memory"]["requestPolicy"] = {"default": "10Gi", "validValues": ["10Gi", "20Gi"]}
+    slice_ = from_dict(d, validate="strict")
+    assert isinstance(slice_, ResourceSlice)
+    (device,) = slice_.devices
+    assert device.capacity["bandwidth"].request_policy == CapacityRequestPolicy(
+        default=parse_quantity("1Gi"),
+        valid_range_min=parse_quantity("1Gi"),
+        valid_range_step=parse_quantity("1Gi"),
+    )
+    assert device.capacity["memory"].request_policy == CapacityRequestPolicy(
+        default=parse_quantity("10Gi"),
+        valid_values=(parse_quantity("10Gi"), parse_quantity("20Gi")),
+    )
+    out = to_dict(slice_)
+    spec = out["spec"]
+    assert isinstance(spec, dict)
+    written = spec["devices"][0]["capacity"]
+    assert written["bandwidth"]["requestPolicy"] == {
+        "default": "1Gi",
+        "validRange": {"min": "1Gi", "step": "1Gi"},
+    }
+    assert written["memory"]["requestPolicy"] == caps["memory"]["requestPolicy"]
+    again = from_dict(out, validate="strict")
+    assert again == slice_
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ({"bogus": 1}, "requestPolicy.bogus: Unknown field"),
+        ({"validRange": {"min": "1", "bogus": 1}}, "validRange.bogus: Unknown field"),
+        ({"validRange": {"step": "1"}}, "validRange.min: Required value"),
+        ({"validRange": {"min": "2", "max": "1"}}, "must be greater than or equal to min"),
+        ({"validRange": {"min": "1", "step": "0"}}, "must be greater than zero"),
+        ({"validValues": ["2", "1"]}, "must be sorted in ascending order and unique"),
+        ({"validValues": ["1"], "validRange": {"min": "1"}}, "exactly one of validValues"),
+        ({"default": "3", "validValues": ["1", "2"]}, "must be one of validValues"),
+        ({"default": "9", "validRange": {"min": "1", "max": "4"}}, "must be within validRange"),
+    ],
+)
+def test_a_bad_capacity_request_policy_is_refused(policy: object, message: str) -> None:
+    d = yaml.safe_load(RESOURCE_SLICE)
+    d["spec"]["devices"][0]["capacity"]["memory"]["requestPolicy"] = policy
+    with pytest.raises(ManifestError) as info:
+        from_dict(d, validate="strict")
+    assert message in str(info.value)
+    assert "capacity[memory].requestPolicy" in str(info.value)

@@ -39,8 +39,9 @@ until the timeout) is not modelled. The allocator never picks devices with bindi
 conditions.
 
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
-``statusUnschedulable``. Not modelled: consumable capacity, the claim finalizer
-(``resource.kubernetes.io/delete-protection``), the Filter timeout.
+``statusUnschedulable``. With DRAConsumableCapacity, devices that allow multiple allocations
+are shared by capacity (see the allocator). Not modelled: the claim finalizer
+(``resource.kubernetes.io/delete-protection``), cancelling a Filter call (upstream: its context).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from __future__ import annotations
 import datetime
 import json
 import threading
+import typing
 from collections.abc import Sequence
 from typing import ClassVar, Final
 
@@ -71,8 +73,10 @@ from schedframe.objects import (
     ResourceClaimConsumerReference,
 )
 from schedframe_plugins import names
+from schedframe_plugins._helper import default_normalize_score
 from schedframe_plugins.dynamicresources._allocator import (
     AllocationError,
+    AllocationTimeout,
     Allocator,
     Features,
     describe_requests,
@@ -119,8 +123,9 @@ class DynamicResourcesArgs:
     """Upstream ``DynamicResourcesArgs`` (v1), defaulted as in v1.36 (both timeouts 10s).
 
     Attributes:
-        filter_timeout: per-node Filter time budget (``filterTimeout``; 0 disables it). Not
-            enforced: schedframe's allocator has no deadline.
+        filter_timeout: per-node Filter time budget (``filterTimeout``; 0 disables it), with
+            DRASchedulerFilterTimeout, on the scheduler's clock: the virtual clock of a
+            simulation does not move during a cycle, so there it never runs out.
         binding_timeout: how long PreBind waits for device binding conditions
             (``bindingTimeout``); binding conditions are not modelled.
     """
@@ -192,6 +197,46 @@ class _State:
         return len(self.claims) == (1 if self.extended is not None else 0)
 
 
+@typing.runtime_checkable
+class _ClaimCreateRecorder(typing.Protocol):
+    """A metrics recorder that counts the claims DynamicResources creates."""
+
+    def resource_claim_created(self, status: str) -> None:
+        """One creation request: ``success`` or ``failure``."""
+
+
+#: Upstream ``resourceapi.FirstAvailableDeviceRequestMaxSize``.
+FIRST_AVAILABLE_MAX_SIZE: Final = 8
+
+
+def _prioritized_list_score(
+    claims: Sequence[ResourceClaim], allocations: Sequence[AllocationResult]
+) -> int:
+    """Upstream ``computeScore``: a claim allocated before this cycle brings its own
+    allocation; the others take this node's results in order."""
+    score = 0
+    pending = 0
+    for claim in claims:
+        allocation = claim.allocation
+        if allocation is None:
+            if pending >= len(allocations):
+                raise fw.StatusError(
+                    fw.Status(
+                        fw.Code.ERROR,
+                        f"number of allocations {len(allocations)} is smaller than number "
+                        "of claims",
+                    )
+                )
+            allocation = allocations[pending]
+            pending += 1
+        chosen = {r.request for r in allocation.devices.results if "/" in r.request}
+        for request in claim.requests:
+            for i, sub in enumerate(request.first_available):
+                if f"{request.name}/{sub.name}" in chosen:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score
+
+
 class DynamicResources(
     fw.PreEnqueuePlugin,
     fw.PreFilterPlugin,
@@ -221,8 +266,12 @@ class DynamicResources(
             prioritized_list=gates.enabled("DRAPrioritizedList"),
             partitionable_devices=gates.enabled("DRAPartitionableDevices"),
             device_taints=gates.enabled("DRADeviceTaints"),
+            consumable_capacity=gates.enabled("DRAConsumableCapacity"),
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
+        self._filter_timeout = gates.enabled("DRASchedulerFilterTimeout")
+        # Score came with v1.36 (and scores only with DRAPrioritizedList).
+        self._scores = gates.at_least("1.36") and gates.enabled("DRAPrioritizedList")
         self._extended_resources = gates.enabled("DRAExtendedResource")
         self._binding_conditions = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
             "DRAResourceClaimDeviceStatus"
@@ -356,6 +405,11 @@ class DynamicResources(
                 classes={c.name: c for c in self._dra.device_classes()},
                 slices=self._dra.resource_slices(),
                 cel_cache=self._cel,
+                allocated_capacity=(
+                    self._dra.list_allocated_capacity()
+                    if self._features.consumable_capacity
+                    else None
+                ),
             )
             s.to_allocate = to_allocate
         s.claims = claims
@@ -477,7 +531,11 @@ class DynamicResources(
         if s.allocator is not None:
             to_allocate = self._claims_for_node(s, node_claim)
             try:
-                result = s.allocator.allocate(node, to_allocate)
+                result = s.allocator.allocate(node, to_allocate, expired=self._deadline())
+            except AllocationTimeout:
+                return fw.Status(
+                    fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "timed out trying to allocate devices"
+                )
             except AllocationError as exc:
                 return fw.Status(fw.Code.ERROR, str(exc))
             if result is None or len(result) != len(to_allocate):
@@ -498,6 +556,16 @@ class DynamicResources(
             with s.lock:
                 s.node_allocations[node.name] = allocations
         return None
+
+    def _deadline(self) -> typing.Callable[[], bool] | None:
+        """Upstream's Filter timeout (DRASchedulerFilterTimeout, ``filterTimeout``; 0 turns it
+        off), measured on the scheduler's clock from now."""
+        timeout = self._args.filter_timeout.total_seconds()
+        if not self._filter_timeout or timeout <= 0:
+            return None
+        clock = self._handle.clock
+        deadline = clock.now() + timeout
+        return lambda: clock.now() >= deadline
 
     def _binding_unavailable(self, claim: ResourceClaim) -> bool:
         """Whether an allocated claim's binding failed or timed out (upstream Filter: the
@@ -568,17 +636,45 @@ class DynamicResources(
             return None, fw.Status(fw.Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, fw.Status(fw.Code.UNSCHEDULABLE, "still not schedulable")
 
-    # -- scoring (none) -----------------------------------------------------------------------
+    # -- scoring ------------------------------------------------------------------------------
 
     def pre_score(
         self, state: fw.CycleState, pod: Pod, nodes: Sequence[fw.NodeInfo]
     ) -> fw.Status | None:
-        """Skip: upstream's DynamicResources does not score."""
-        return fw.Status(fw.Code.SKIP)
+        """Skip when Score would give every node 0: the plugin off, DRAPrioritizedList off,
+        or no claims (upstream has no PreScore; its Score returns 0 in those cases); and before
+        v1.36, whose DynamicResources has no Score."""
+        if not self._enabled or not self._scores:
+            return fw.Status(fw.Code.SKIP)
+        s = state.get(_STATE)
+        if s is None or not s.claims:
+            return fw.Status(fw.Code.SKIP)
+        return None
 
     def score(self, state: fw.CycleState, pod: Pod, node_info: fw.NodeInfo) -> int:
-        """0 (never called: PreScore skips)."""
-        return 0
+        """Upstream ``Score``: per ``firstAvailable`` request, ``8 - i`` for the ``i``-th
+        alternative chosen on this node (earlier alternatives score higher), summed over
+        the pod's claims; 0 without allocations for the node."""
+        if not self._enabled or not self._scores:
+            return 0
+        s = state.get(_STATE)
+        if s is None or not s.claims:
+            return 0
+        node = node_info.node
+        allocations = s.node_allocations.get(node.name) if node is not None else None
+        if allocations is None:
+            return 0
+        return _prioritized_list_score(s.claims, allocations)
+
+    def normalize_score(
+        self, state: fw.CycleState, pod: Pod, scores: fw.NodeScoreList
+    ) -> fw.Status | None:
+        """Scale to 0..100, the highest score getting 100 (upstream
+        ``DefaultNormalizeScore(MaxNodeScore, false)``)."""
+        if not self._enabled:
+            return None
+        default_normalize_score(fw.MAX_NODE_SCORE, False, scores)
+        return None
 
     # -- Reserve / Unreserve ------------------------------------------------------------------
 
@@ -731,9 +827,11 @@ class DynamicResources(
                     attrs.evolve(node_claim, metadata=meta, allocation=None)
                 )
             except BackendError as exc:
+                self._count_claim_create("failure")
                 raise _NotSchedulable(
                     f"create claim for extended resources {_klog(meta.namespace, '')}: {exc}"
                 ) from exc
+            self._count_claim_create("success")
             # Unreserve deletes the created claim if binding fails from here on.
             s.claims[index] = claim
         written = self._bind_claim(claim, allocation, pod)
@@ -748,6 +846,13 @@ class DynamicResources(
                 f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {exc}"
             ) from exc
         return written
+
+    def _count_claim_create(self, status: str) -> None:
+        """``scheduler_resourceclaim_creates_total{status}``, when the profile's metrics
+        recorder counts claim creations (:class:`~schedframe.metrics.SchedulerMetrics` does)."""
+        recorder = getattr(self._handle, "metrics_recorder", None)
+        if isinstance(recorder, _ClaimCreateRecorder):
+            recorder.resource_claim_created(status)
 
     def _bind_claim(
         self, claim: ResourceClaim, allocation: AllocationResult | None, pod: Pod

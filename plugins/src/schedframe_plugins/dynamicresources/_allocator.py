@@ -2,23 +2,30 @@
 
 Upstream ``k8s.io/dynamic-resource-allocation/structured`` (the "stable" implementation,
 with the features the "incubating" one adds where schedframe's gates enable them:
-prioritized lists, admin access, partitionable devices and device taints). The search is
-upstream's: claims in order, requests in order, and for each wanted device the candidates in
-pool order, slice order, device order; the first complete solution wins, so the same device is
-chosen as kube-scheduler chooses it.
+prioritized lists, admin access, partitionable devices, device taints and consumable
+capacity). The search is upstream's: claims in order, requests in order, and for each wanted
+device the candidates in pool order, slice order, device order; the first complete solution
+wins, so the same device is chosen as kube-scheduler chooses it.
 
 Pool order: upstream gathers pools in a Go map, whose iteration order is unspecified; here
 pools are tried sorted by (driver, pool name), which makes results reproducible. Within a pool,
 slices keep the order they were listed in and devices their order in the slice.
 
-Not modelled (an allocation that would need them is refused loudly, never guessed):
-consumable capacity (``capacity.requests`` on a request, DRAConsumableCapacity) and device
-binding conditions (DRADeviceBindingConditions; such devices are never selected, as upstream
-with the gate off).
+Consumable capacity (DRAConsumableCapacity): a device with ``allowMultipleAllocations`` is
+shared, never "in use"; each allocation of it consumes capacity (a request's
+``capacity.requests``, rounded up by the capacity's ``requestPolicy``, or the policy's default,
+or the whole capacity) and gets its own ``shareID``. Upstream draws share IDs at random; here
+they are UUIDv5 of (claim UID or name, result index, device), so runs are reproducible.
+Quantities are exact fractions, so upstream's "request cannot be represented" errors for
+amounts past int64 do not arise.
+
+Devices with binding conditions are selected only with ``Features.device_binding`` (upstream's
+DRADeviceBindingConditions); without it they are never selected, as upstream.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
@@ -26,9 +33,11 @@ import attrs
 
 from schedframe.objects import (
     AllocationResult,
+    CapacityRequestPolicy,
     Device,
     DeviceAllocationResult,
     DeviceAttribute,
+    DeviceCapacity,
     DeviceClaimConfiguration,
     DeviceClass,
     DeviceRequest,
@@ -49,6 +58,7 @@ from schedframe_plugins.dynamicresources._cel import CELCache, CELError, DeviceV
 __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "DeviceID",
     "Features",
@@ -67,6 +77,11 @@ class AllocationError(Exception):
     """Allocation cannot proceed (upstream's ``Allocate`` error), with upstream's text."""
 
 
+class AllocationTimeout(AllocationError):
+    """The caller's deadline passed during the search (upstream: the context's deadline,
+    ``DRASchedulerFilterTimeout``)."""
+
+
 @attrs.frozen(kw_only=True)
 class Features:
     """Which optional allocator features are on (upstream ``structured.Features``)."""
@@ -76,6 +91,7 @@ class Features:
     partitionable_devices: bool = True
     device_taints: bool = True
     device_binding: bool = False
+    consumable_capacity: bool = False
 
 
 @attrs.define(kw_only=True)
@@ -339,6 +355,8 @@ class Allocator:
         classes: the DeviceClasses by name.
         slices: every ResourceSlice.
         cel_cache: compiled selectors, shared between allocations.
+        allocated_capacity: per shared device, the capacity its existing allocations consume
+            (upstream ``AggregatedCapacity``); names with or without the driver as domain.
     """
 
     def __init__(
@@ -349,8 +367,13 @@ class Allocator:
         classes: Mapping[str, DeviceClass],
         slices: Sequence[ResourceSlice],
         cel_cache: CELCache,
+        allocated_capacity: Mapping[DeviceID, Mapping[str, Quantity]] | None = None,
     ) -> None:
         self.features = features
+        self.allocated_capacity: dict[DeviceID, dict[str, Quantity]] = {
+            did: {_qualify(n, did[0]): q for n, q in caps.items()}
+            for did, caps in (allocated_capacity or {}).items()
+        }
         self.allocated_devices = allocated_devices
         self.classes = classes
         self.slices = slices
@@ -360,21 +383,36 @@ class Allocator:
         self.num_allocate_one_invocations = 0
 
     def allocate(
-        self, node: Node | None, claims: Sequence[ResourceClaim]
+        self,
+        node: Node | None,
+        claims: Sequence[ResourceClaim],
+        *,
+        expired: Callable[[], bool] | None = None,
     ) -> list[AllocationResult] | None:
         """One allocation result per claim, or None when the claims do not fit on ``node``.
 
+        ``expired``, when given, is asked before each step of the search (upstream checks its
+        context there) and stops the search when it answers True.
+
         Raises:
+            AllocationTimeout: ``expired`` answered True.
             AllocationError: when allocation cannot proceed at all (upstream's error texts).
         """
-        return _Run(self, node, claims).run()
+        return _Run(self, node, claims, expired).run()
 
 
 class _Run:
     """One ``Allocate`` call (upstream's unexported ``allocator``)."""
 
-    def __init__(self, a: Allocator, node: Node | None, claims: Sequence[ResourceClaim]) -> None:
+    def __init__(
+        self,
+        a: Allocator,
+        node: Node | None,
+        claims: Sequence[ResourceClaim],
+        expired: Callable[[], bool] | None = None,
+    ) -> None:
         self.a = a
+        self.expired = expired
         self.node = node
         self.claims = claims
         self.pools: list[Pool] = []
@@ -383,6 +421,11 @@ class _Run:
         self.matches: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.consumed: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
+        #: Shared devices: capacity consumed by this run's allocations (qualified names),
+        #: how many of them use each device, and what each result consumes.
+        self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
+        self.shared_uses: dict[DeviceID, int] = {}
+        self.consumed_by_result: dict[tuple[int, int], dict[str, Quantity]] = {}
         self.results: list[list[tuple[_Req, DeviceID, Device, ResourceSlice]]] = [
             [] for _ in claims
         ]
@@ -404,6 +447,14 @@ class _Run:
                             "but the DRAPrioritizedList feature is disabled"
                         )
                     least = None
+                    if not self.a.features.consumable_capacity:
+                        for sub in request.first_available:
+                            if sub.capacity_requests:
+                                raise AllocationError(
+                                    f"claim {_klog(claim)}, subrequest {sub.name}: has "
+                                    "capacity requests, but the DRAConsumableCapacity feature "
+                                    "is disabled"
+                                )
                     for si, sub in enumerate(request.first_available):
                         data = self._validate(_sub(request, sub), ci)
                         self.request_data[(ci, ri, si)] = data
@@ -411,6 +462,14 @@ class _Run:
                     min_devices += least or 0
                 else:
                     assert request.exactly is not None
+                    if (
+                        request.exactly.capacity_requests
+                        and not self.a.features.consumable_capacity
+                    ):
+                        raise AllocationError(
+                            f"claim {_klog(claim)}, request {request.name}: has capacity "
+                            "requests, but the DRAConsumableCapacity feature is disabled"
+                        )
                     data = self._validate(_exact(request, request.exactly), ci)
                     self.request_data[(ci, ri, 0)] = data
                     min_devices += data.num_devices
@@ -450,11 +509,6 @@ class _Run:
                 f"claim {_klog(claim)}, request {req.name}: admin access is requested, "
                 "but the feature is disabled"
             )
-        if req.capacity_requests:
-            raise AllocationError(
-                f"claim {_klog(claim)}, request {req.name}: capacity requests "
-                "(DRAConsumableCapacity) are not modelled by schedframe"
-            )
         if not req.class_name:
             raise AllocationError(
                 f"claim {_klog(claim)}, request {req.name}: missing device class name "
@@ -485,8 +539,11 @@ class _Run:
                 for rs in pool.slices:
                     for dev in rs.devices:
                         did = (rs.driver, rs.pool.name, dev.name)
-                        if self._selectable(key, req, rs, dev, did, cache=False):
-                            req.all_devices.append((did, dev, rs, pool))
+                        if not self._selectable(key, req, rs, dev, did, cache=False):
+                            continue
+                        if self._shared(dev) and self._consumes(req, dev, did, {}) is None:
+                            continue  # its capacity is used up by existing allocations
+                        req.all_devices.append((did, dev, rs, pool))
             req.num_devices = len(req.all_devices)
         else:
             raise AllocationError(
@@ -498,6 +555,8 @@ class _Run:
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
         self.a.num_allocate_one_invocations += 1
+        if self.expired is not None and self.expired():
+            raise AllocationTimeout("filter operation aborted: context deadline exceeded")
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -550,7 +609,10 @@ class _Run:
             for rs in pool.slices:
                 for dev in rs.devices:
                     did = (pool.driver, pool.name, dev.name)
-                    if data.admin_access:
+                    if self._shared(dev):
+                        if did in self.a.allocated_devices:
+                            continue
+                    elif data.admin_access:
                         if ci in self.allocating.get(did, ()):
                             continue
                     elif self._in_use(did):
@@ -571,7 +633,53 @@ class _Run:
         return False
 
     def _in_use(self, did: DeviceID) -> bool:
-        return did in self.a.allocated_devices or bool(self.allocating.get(did))
+        return (
+            did in self.a.allocated_devices
+            or bool(self.allocating.get(did))
+            or did in self.a.allocated_capacity
+        )
+
+    def _shared(self, dev: Device) -> bool:
+        return self.a.features.consumable_capacity and bool(dev.allow_multiple_allocations)
+
+    def _consumes(
+        self,
+        data: _Req,
+        dev: Device,
+        did: DeviceID,
+        allocating: Mapping[str, Quantity],
+    ) -> dict[str, Quantity] | None:
+        """What one more allocation of ``dev`` for ``data`` consumes, per capacity (keyed as
+        the device names it), or None when a requested capacity is missing, a request breaks
+        a capacity's policy or the capacity left is too small (upstream
+        ``CmpRequestOverCapacity``)."""
+        driver = did[0]
+        resolved = _resolve_capacity(dev, driver)
+        requests: dict[str, Quantity] = {}
+        for name, amount in data.capacity_requests.items():
+            key = _resolve_request_name(name, driver, dev.capacity)
+            if key is None:
+                return None
+            if key in requests:
+                other = key if name != key else key.partition("/")[2]
+                ident = key.partition("/")[2]
+                raise AllocationError(
+                    f'capacity "{ident}" requested both as "{name}" and as "{other}"'
+                )
+            requests[key] = amount
+        consumed = {key: _consumed(requests.get(key), cap) for key, (_n, cap) in resolved.items()}
+        existing = self.a.allocated_capacity.get(did, {})
+        out: dict[str, Quantity] = {}
+        for key, (own_name, cap) in resolved.items():
+            amount = consumed[key]
+            if _violates_policy(amount, cap.request_policy):
+                return None
+            total = amount.amount + allocating.get(key, _ZERO).amount
+            total += existing.get(key, _ZERO).amount
+            if total > cap.value.amount:
+                return None
+            out[own_name] = amount
+        return out
 
     def _selectable(
         self,
@@ -596,7 +704,12 @@ class _Run:
     def _selectable_uncached(
         self, key: tuple[int, int, int], data: _Req, rs: ResourceSlice, dev: Device, did: DeviceID
     ) -> bool:
-        view = DeviceView(driver=did[0], attributes=dev.attributes, capacity=dev.capacity)
+        view = DeviceView(
+            driver=did[0],
+            attributes=dev.attributes,
+            capacity=dev.capacity,
+            allow_multiple_allocations=bool(dev.allow_multiple_allocations),
+        )
         if data.device_class is not None and not self._selectors_match(
             key[0],
             view,
@@ -653,19 +766,34 @@ class _Run:
     ) -> tuple[bool, Callable[[], None]]:
         claim = self.claims[ci]
         nothing: Callable[[], None] = lambda: None  # noqa: E731
-        if data.admin_access:
+        shared = self._shared(dev)
+        if shared:
+            # Never in use through shares (each consumes capacity), only when a claim from
+            # before it allowed multiple allocations has it whole.
+            if did in self.a.allocated_devices:
+                return False, nothing
+        elif data.admin_access:
             if ci in self.allocating.get(did, ()):
                 return False, nothing
         elif self._in_use(did):
             return False, nothing
-        if dev.consumes_counters:
-            if not self.a.features.partitionable_devices:
+        consumed: dict[str, Quantity] | None = None
+        if self.a.features.consumable_capacity:
+            allocating = self.allocating_capacity.get(did, {})
+            consumed = self._consumes(data, dev, did, allocating)
+            if consumed is None:
                 return False, nothing
-            if not self._take_counters(pool, dev):
-                return False, nothing
+        # A shared device's counters are taken by its first allocation only.
+        takes_counters = bool(dev.consumes_counters) and not (
+            shared and (self.shared_uses.get(did, 0) or did in self.a.allocated_capacity)
+        )
+        if dev.consumes_counters and not self.a.features.partitionable_devices:
+            return False, nothing
+        if takes_counters and not self._take_counters(pool, dev):
+            return False, nothing
         base, sub = (data.parent, data.name) if data.parent else (data.name, "")
         if self.a.features.device_taints and _taint_prevents(dev, data.tolerations):
-            if dev.consumes_counters:
+            if takes_counters:
                 self._give_counters(pool, dev)
             return False, nothing
         added: list[_MatchAttribute | _DistinctAttribute] = []
@@ -678,19 +806,31 @@ class _Run:
                     )
                 for done in added:
                     done.remove(base, sub, dev, did)
-                if dev.consumes_counters:
+                if takes_counters:
                     self._give_counters(pool, dev)
                 return False, nothing
             added.append(con)
-        self.allocating.setdefault(did, set()).add(ci)
+        if shared:
+            assert consumed is not None
+            self.shared_uses[did] = self.shared_uses.get(did, 0) + 1
+            _add_into(self.allocating_capacity.setdefault(did, {}), consumed, did[0])
+        else:
+            self.allocating.setdefault(did, set()).add(ci)
         before = len(self.results[ci])
         self.results[ci].append((data, did, dev, rs))
+        if shared:
+            self.consumed_by_result[(ci, before)] = consumed or {}
 
         def undo() -> None:
             for con in self.constraints[ci]:
                 con.remove(base, sub, dev, did)
-            self.allocating[did].discard(ci)
-            if dev.consumes_counters:
+            if shared:
+                self.shared_uses[did] -= 1
+                _sub_from(self.allocating_capacity[did], consumed or {}, did[0])
+                self.consumed_by_result.pop((ci, before), None)
+            else:
+                self.allocating[did].discard(ci)
+            if takes_counters:
                 self._give_counters(pool, dev)
             del self.results[ci][before:]
 
@@ -705,7 +845,11 @@ class _Run:
             avail = {name: dict(cs) for name, cs in pool.counter_sets.items()}
             for rs in pool.all_slices:
                 for dev in rs.devices:
-                    if (rs.driver, rs.pool.name, dev.name) not in self.a.allocated_devices:
+                    did = (rs.driver, rs.pool.name, dev.name)
+                    # A shared device's counters are consumed while any share of it exists.
+                    if did not in self.a.allocated_devices and did not in (
+                        self.a.allocated_capacity
+                    ):
                         continue
                     for cc in dev.consumes_counters:
                         counters = avail.get(cc.counter_set, {})
@@ -742,7 +886,12 @@ class _Run:
 
     def _result(self, ci: int, claim: ResourceClaim) -> AllocationResult:
         results = []
-        for data, did, _dev, _rs in self.results[ci]:
+        for i, (data, did, _dev, _rs) in enumerate(self.results[ci]):
+            consumed = self.consumed_by_result.get((ci, i))
+            share_id = None
+            if consumed is not None:
+                owner = claim.metadata.uid or _klog(claim)
+                share_id = str(uuid.uuid5(_SHARE_NAMESPACE, f"{owner}/{i}/{'/'.join(did)}"))
             results.append(
                 DeviceRequestAllocationResult(
                     request=data.full_name,
@@ -751,6 +900,8 @@ class _Run:
                     device=did[2],
                     admin_access=True if data.admin_access else None,
                     tolerations=data.tolerations,
+                    share_id=share_id,
+                    consumed_capacity=consumed or {},
                 )
             )
         config: list[DeviceClaimConfiguration] = []
@@ -833,6 +984,101 @@ class _Run:
                 )
             )
         return None
+
+
+_ZERO: Final = Quantity(amount=0)
+#: Namespace of the reproducible share IDs (UUIDv5).
+_SHARE_NAMESPACE: Final = uuid.uuid5(uuid.NAMESPACE_URL, "https://schedframe.dev/dra/share-id")
+
+
+def _qualify(name: str, driver: str) -> str:
+    """A capacity name with the driver as domain when it has none."""
+    return name if "/" in name else f"{driver}/{name}"
+
+
+def _resolve_capacity(dev: Device, driver: str) -> dict[str, tuple[str, DeviceCapacity]]:
+    """The device's capacities by qualified name, each with the name the device gives it;
+    an entry qualified with the driver's domain wins over an unqualified one."""
+    out: dict[str, tuple[str, DeviceCapacity]] = {}
+    prefix = f"{driver}/"
+    for name, cap in dev.capacity.items():
+        if name.startswith(prefix):
+            out[name] = (name, cap)
+    for name, cap in dev.capacity.items():
+        key = _qualify(name, driver)
+        if not name.startswith(prefix) and key not in out:
+            out[key] = (name, cap)
+    return out
+
+
+def _resolve_request_name(
+    name: str, driver: str, capacity: Mapping[str, DeviceCapacity]
+) -> str | None:
+    """The qualified capacity a request's name refers to, or None (upstream
+    ``resolveCapacityName``)."""
+    if name in capacity:
+        return _qualify(name, driver)
+    domain, sep, ident = name.partition("/")
+    if sep:
+        return name if domain == driver and ident in capacity else None
+    qualified = f"{driver}/{name}"
+    return qualified if qualified in capacity else None
+
+
+def _consumed(requested: Quantity | None, cap: DeviceCapacity) -> Quantity:
+    """What one allocation consumes of ``cap`` (upstream ``calculateConsumedCapacity``)."""
+    policy = cap.request_policy
+    if requested is None:
+        if policy is not None and policy.default is not None:
+            return policy.default
+        return cap.value
+    if policy is None:
+        return requested
+    if policy.valid_range_min is not None:
+        low = policy.valid_range_min
+        if requested.amount < low.amount:
+            return low
+        step = policy.valid_range_step
+        if step is None:
+            return requested
+        # Upstream rounds with Value() (integers, rounded up) on this path.
+        added = requested.value() - low.value()
+        n = -(-added // step.value())
+        return Quantity(amount=low.value() + step.value() * n, format=step.format)
+    for value in policy.valid_values:
+        if requested.amount <= value.amount:
+            return value
+    return requested
+
+
+def _violates_policy(amount: Quantity, policy: CapacityRequestPolicy | None) -> bool:
+    """Upstream ``violatesPolicy``."""
+    if policy is None:
+        return False
+    if policy.default is not None and amount.amount == policy.default.amount:
+        return False
+    if policy.valid_range_min is not None:
+        if policy.valid_range_max is not None and amount.amount > policy.valid_range_max.amount:
+            return True
+        step = policy.valid_range_step
+        if step is not None:
+            return (amount.value() - policy.valid_range_min.value()) % step.value() != 0
+        return False
+    if policy.valid_values:
+        return all(amount.amount != v.amount for v in policy.valid_values)
+    return False
+
+
+def _add_into(total: dict[str, Quantity], amounts: Mapping[str, Quantity], driver: str) -> None:
+    for name, q in amounts.items():
+        key = _qualify(name, driver)
+        total[key] = total[key] + q if key in total else q
+
+
+def _sub_from(total: dict[str, Quantity], amounts: Mapping[str, Quantity], driver: str) -> None:
+    for name, q in amounts.items():
+        key = _qualify(name, driver)
+        total[key] = Quantity(amount=total[key].amount - q.amount, format=total[key].format)
 
 
 def _add_new(

@@ -219,6 +219,8 @@ class DeviceView:
     driver: str
     attributes: Mapping[str, DeviceAttribute]
     capacity: Mapping[str, DeviceCapacity]
+    #: ``device.allowMultipleAllocations`` (DRAConsumableCapacity).
+    allow_multiple_allocations: bool = False
 
 
 def _split(name: str, driver: str) -> tuple[str, str]:
@@ -254,6 +256,9 @@ def _activation(device: DeviceView) -> dict[str, object]:
         "device": t.MapType(
             {
                 t.StringType("driver"): t.StringType(device.driver),
+                t.StringType("allowMultipleAllocations"): t.BoolType(
+                    device.allow_multiple_allocations
+                ),
                 t.StringType("attributes"): domains(
                     {t.StringType(d): t.MapType(m) for d, m in attrs_by_domain.items()}
                 ),
