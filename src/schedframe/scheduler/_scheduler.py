@@ -36,6 +36,7 @@ from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
 from schedframe.runtime._guard import SHUTDOWN
+from schedframe.scheduler._binder import BindingPool
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
 from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
 from schedframe.scheduler._failure import handle_scheduling_failure
@@ -337,6 +338,7 @@ class Scheduler:
         self._in_flight_cond = threading.Condition()
         self._tasks: collections.deque[Callable[[], None]] = collections.deque()
         self._binding_workers = max(1, binding_workers)
+        self._binders = BindingPool(self._run_task, name="schedframe-binding")
         self._fence = fence
         self._abandoning = False
         self._halted = False
@@ -725,6 +727,7 @@ class Scheduler:
             if not drained:
                 log.info("abandoning the binding cycles still running after %ss", grace)
                 self.abandon()
+        self._binders.close()
         for fwk in self.profiles.values():
             fwk.close()
 
@@ -857,17 +860,10 @@ class Scheduler:
         if self.deterministic:
             self._tasks.append(task)
             return
-        # One daemon thread per binding cycle, as upstream's goroutine: a PreBind blocked on
-        # a slow volume holds its own thread only, and a process that must exit at once
-        # (its Lease lost) is never held up by a bind in flight.
-        thread = threading.Thread(
-            target=self._run_task, args=(task,), name="schedframe-binding", daemon=True
-        )
-        try:
-            thread.start()
-        except RuntimeError:  # no thread to be had (interpreter shutdown): never drop the pod
-            log.warning("cannot start a binding thread; running the binding cycle inline")
-            self._run_task(task)
+        # Long-lived daemon threads (see _binder): a PreBind blocked on a slow volume holds up
+        # no other binding for long, and a process that must exit at once (its Lease lost)
+        # is never held up by a bind in flight.
+        self._binders.submit(task)
 
     def _run_task(self, task: Callable[[], None]) -> None:
         try:
