@@ -4,9 +4,10 @@ Upstream: ``pkg/scheduler/scheduler.go`` (``New``, ``Run``) and the loop of ``Sc
 
 Two ways to run:
 
-* **real mode** (default): a :class:`RealClock`; each binding cycle runs on a thread of its
-  own, concurrently with the next scheduling cycles, as upstream runs one goroutine per binding
-  cycle. At most ``binding_workers`` binding cycles run at once: the scheduling loop waits for
+* **real mode** (default): a :class:`RealClock`; binding cycles run on a pool of long-lived
+  binding threads, concurrently with the next scheduling cycles (upstream runs a goroutine per
+  binding cycle; a blocked PreBind or Bind holds up no other binding for more than a few
+  milliseconds, see ``_binder``). At most ``binding_workers`` binding cycles run at once: the scheduling loop waits for
   one to end before starting another (back-pressure, so binding never falls thousands of pods
   behind scheduling). A pod waiting on Permit holds no thread and does not count;
 * **deterministic mode** (``deterministic=True``): a :class:`VirtualClock`, a seeded random
