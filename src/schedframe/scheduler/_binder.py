@@ -33,6 +33,8 @@ log = logging.getLogger("schedframe.scheduler")
 TAKEOVER_S = 0.01
 #: An idle thread with nothing queued exits after this long (seconds).
 IDLE_EXIT_S = 30.0
+#: The longest a submitter waits for the thread it woke to take its task (seconds).
+HANDOVER_S = 0.05
 
 
 class _Sleeper:
@@ -69,6 +71,8 @@ class BindingPool:
         self._takeover = takeover
         self._idle_exit = idle_exit
         self._lock = threading.Lock()
+        #: Notified when a woken thread has looked at the queue (a submitter waits for it).
+        self._handover = threading.Condition(self._lock)
         #: Queued tasks with the monotonic time each was queued.
         self._queue: collections.deque[tuple[float, Callable[[], None]]] = collections.deque()
         #: Idle threads, the latest last (woken first: the others may idle out).
@@ -98,6 +102,10 @@ class BindingPool:
             if self._watcher is not None and self._fresh(now):
                 return  # a running thread will come back for it, and the watch stands by
             if self._wake():
+                # Hand over: wait until the woken thread has taken the task, so that it runs
+                # now, between the caller's cycles (it holds the GIL until it is done),
+                # rather than in the middle of the next one, which costs the caller more.
+                self._handover.wait_for(lambda: not self._pending, HANDOVER_S)
                 return
             self._queue.pop()
         log.warning("cannot start a binding thread; running the binding task inline")
@@ -176,6 +184,7 @@ class BindingPool:
             self._watcher = None
         if sleeper.woken:
             self._pending -= 1
+            self._handover.notify_all()
             if not got:  # woken after the timeout: its release is consumed here
                 sleeper.lock.acquire()
             return True
@@ -186,6 +195,7 @@ class BindingPool:
         me = threading.get_ident()
         with self._lock:
             self._pending -= 1  # started for the queue: this thread looks at it now
+            self._handover.notify_all()
             ran = False
             while True:
                 task, deadline = self._take(me, ran)
