@@ -105,6 +105,25 @@ def test_a_burst_queued_behind_a_running_task_runs_on_that_thread() -> None:
         pool.close()
 
 
+def test_a_task_submitted_to_an_idle_pool_is_taken_before_submit_returns() -> None:
+    # The submitter waits for the thread it woke, so the binding runs now, between the
+    # caller's scheduling cycles, not in the middle of the next one.
+    pool = BindingPool(_run, name="test-binding", handover=WAIT)
+    first = threading.Event()
+    try:
+        pool.submit(first.set)  # starts the first thread
+        assert first.wait(WAIT)
+        assert _until(lambda: pool.queued == 0)
+        for _ in range(20):
+            done = threading.Event()
+            assert _until(lambda: pool.running == 0)
+            pool.submit(done.set)
+            assert pool.queued == 0
+            assert done.wait(WAIT)
+    finally:
+        pool.close()
+
+
 def test_closing_lets_the_threads_exit_and_later_tasks_still_run() -> None:
     pool = BindingPool(_run, name="test-binding")
     ran = threading.Event()
