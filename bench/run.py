@@ -948,19 +948,20 @@ def main(argv: list[str] | None = None) -> int:
     modes = MODES if args.mode == "both" else (args.mode,)
     results: dict[str, dict[str, dict[str, Any]]] = {}
     for name in names:
-        results[name] = {}
-        for mode in modes:
-            per_run = []
-            for i in range(runs):
+        # The modes' runs interleave (deterministic, real, deterministic, ...), so that a
+        # neighbour's load on a shared machine falls on both modes alike.
+        per_mode: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+        for i in range(runs):
+            for mode in modes:
                 r = _child(name, scale, mode)
-                per_run.append(r)
+                per_mode[mode].append(r)
                 print(
                     f"  {name} [{mode}] run {i + 1}/{runs}: {r['pods_per_s']:.0f} pods/s, "
                     f"{r['cpu_ms_per_pod']:.2f} CPU ms/pod, {r['peak_rss_mib']:.0f} MiB",
                     file=sys.stderr,
                     flush=True,
                 )
-            results[name][mode] = aggregate(per_run)
+        results[name] = {mode: aggregate(per_run) for mode, per_run in per_mode.items()}
 
     how = (
         "default profile; deterministic = memory backend, virtual clock, bindings inline; "

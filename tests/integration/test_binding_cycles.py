@@ -1,4 +1,4 @@
-"""Binding cycles in real mode: a thread each, a bound on those running, the leadership
+"""Binding cycles in real mode: the binding pool, a bound on those running, the leadership
 fence, stopping with a grace period, and the bounded results/events of a daemon."""
 
 from __future__ import annotations

@@ -419,6 +419,41 @@ def test_remembered_victims_in_place_follow_each_input() -> None:
     assert victims() == ["c"]
 
 
+def test_victims_in_place_are_remembered_across_clocks_when_no_pod_started() -> None:
+    """With no lower-priority pod started (the in-memory backend starts none), the order does
+    not depend on the clock, so the answer is reused as the real clock moves on between
+    preemptors; with a started and an unstarted pod, the clock still counts."""
+    nodes = [node("n1", {"cpu": "4"})]
+    pods = [
+        pod("a", node="n1", priority=0, req={"cpu": "2"}),
+        pod("b", node="n1", priority=0, req={"cpu": "2"}),
+    ]
+    preemptor = pod("high", priority=10, req={"cpu": "2"})
+    fwk, _ = cluster(nodes, pods, [lambda h: Fit(None, h)])
+    plugin = DefaultPreemption(None, fwk)
+    n1 = fwk.snapshot_shared_lister().node_infos.get("n1")
+    m = fw.NodeToStatus({"n1": fw.Status(fw.Code.UNSCHEDULABLE)})
+
+    def victims() -> list[str]:
+        state = pre_filter(fwk, preemptor)
+        plan = plugin.prepare_dry_run(state, preemptor, m)
+        assert plan is not None
+        got = getattr(plan, "victims_in_place")(state, preemptor, n1, [])  # noqa: B009
+        return [p.name for p in got[0]]
+
+    assert victims() == ["b"]
+    assert plugin._in_place["n1"].now is None
+    remembered = plugin._in_place["n1"]
+    fwk.clock.t += 3600  # type: ignore[attr-defined]
+    assert victims() == ["b"]
+    assert plugin._in_place["n1"] is remembered  # reused, not worked out again
+    # One started, one not: the unstarted one counts as started at the clock's now.
+    n1.remove_pod(pods[0])
+    n1.add_pod(pod("a", node="n1", priority=0, req={"cpu": "2"}, start=NOW))
+    assert victims() == ["b"]
+    assert plugin._in_place["n1"].now is not None
+
+
 def test_victims_in_place_only_when_the_other_filters_read_the_node_only() -> None:
     nodes = [node("n1", {"cpu": "4", "example.com/gpu": "2"})]
     pods = [

@@ -4,9 +4,10 @@ Upstream: ``pkg/scheduler/scheduler.go`` (``New``, ``Run``) and the loop of ``Sc
 
 Two ways to run:
 
-* **real mode** (default): a :class:`RealClock`; each binding cycle runs on a thread of its
-  own, concurrently with the next scheduling cycles, as upstream runs one goroutine per binding
-  cycle. At most ``binding_workers`` binding cycles run at once: the scheduling loop waits for
+* **real mode** (default): a :class:`RealClock`; binding cycles run on a pool of long-lived
+  binding threads, concurrently with the next scheduling cycles (upstream runs a goroutine per
+  binding cycle; a blocked PreBind or Bind holds up no other binding for more than a few
+  milliseconds, see ``_binder``). At most ``binding_workers`` binding cycles run at once: the scheduling loop waits for
   one to end before starting another (back-pressure, so binding never falls thousands of pods
   behind scheduling). A pod waiting on Permit holds no thread and does not count;
 * **deterministic mode** (``deterministic=True``): a :class:`VirtualClock`, a seeded random
@@ -39,6 +40,7 @@ from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
 from schedframe.runtime._guard import SHUTDOWN
+from schedframe.scheduler._binder import BindingPool
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
 from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
 from schedframe.scheduler._failure import handle_scheduling_failure
@@ -342,6 +344,7 @@ class Scheduler:
         self._in_flight_cond = threading.Condition()
         self._tasks: collections.deque[Callable[[], None]] = collections.deque()
         self._binding_workers = max(1, binding_workers)
+        self._binders = BindingPool(self._run_task, name="schedframe-binding")
         self._fence = fence
         self._abandoning = False
         self._halted = False
@@ -730,6 +733,7 @@ class Scheduler:
             if not drained:
                 log.info("abandoning the binding cycles still running after %ss", grace)
                 self.abandon()
+        self._binders.close()
         for fwk in self.profiles.values():
             fwk.close()
 
@@ -862,17 +866,10 @@ class Scheduler:
         if self.deterministic:
             self._tasks.append(task)
             return
-        # One daemon thread per binding cycle, as upstream's goroutine: a PreBind blocked on
-        # a slow volume holds its own thread only, and a process that must exit at once
-        # (its Lease lost) is never held up by a bind in flight.
-        thread = threading.Thread(
-            target=self._run_task, args=(task,), name="schedframe-binding", daemon=True
-        )
-        try:
-            thread.start()
-        except RuntimeError:  # no thread to be had (interpreter shutdown): never drop the pod
-            log.warning("cannot start a binding thread; running the binding cycle inline")
-            self._run_task(task)
+        # Long-lived daemon threads (see _binder): a PreBind blocked on a slow volume holds up
+        # no other binding for long, and a process that must exit at once (its Lease lost)
+        # is never held up by a bind in flight.
+        self._binders.submit(task)
 
     def _run_task(self, task: Callable[[], None]) -> None:
         try:

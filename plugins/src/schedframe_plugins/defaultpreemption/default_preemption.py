@@ -667,7 +667,11 @@ class _DryRun:
         if violating and non_violating:
             victims.sort(key=lambda info: order(info.pod))
         pods = [info.pod for info in victims]
-        now = self._now if any(info.pod.status.start_time is None for info in potential) else None
+        # The clock orders a pod not started yet (it counts as started now) against started
+        # ones only: with none started, or all, the answer holds at any time (real mode's
+        # clock moves on between preemptors; the in-memory backend never starts a pod).
+        started = sum(1 for info in potential if info.pod.status.start_time is not None)
+        now = self._now if 0 < started < len(potential) else None
         self._memo[node.metadata.name] = _InPlace(inputs, now, tuple(pods), num_violating)
         return pods, num_violating, None
 
