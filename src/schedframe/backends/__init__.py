@@ -8,22 +8,27 @@ patches, deletions, events). Any object satisfying :class:`Backend` (:class:`Lis
 
 from __future__ import annotations
 
-from schedframe.backends._admission import (
-    admit_priority,
-    default_priority_class,
-    validate_priority_class,
-)
-from schedframe.backends._fork import BackendFork, canonical_state
-from schedframe.backends._memory import OPERATIONS, STORED_KINDS, Event, MemoryBackend
-from schedframe.backends._protocols import (
-    KINDS,
-    Backend,
-    Binder,
-    Lister,
-    ResourceClaimStatusWriter,
-    Subscription,
-    WatchEvent,
-)
+from typing import TYPE_CHECKING, Final
+
+from schedframe._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from schedframe.backends._admission import (
+        admit_priority,
+        default_priority_class,
+        validate_priority_class,
+    )
+    from schedframe.backends._fork import BackendFork, canonical_state
+    from schedframe.backends._memory import OPERATIONS, STORED_KINDS, Event, MemoryBackend
+    from schedframe.backends._protocols import (
+        KINDS,
+        Backend,
+        Binder,
+        Lister,
+        ResourceClaimStatusWriter,
+        Subscription,
+        WatchEvent,
+    )
 
 __all__ = [
     "KINDS",
@@ -43,3 +48,28 @@ __all__ = [
     "default_priority_class",
     "validate_priority_class",
 ]
+
+# Resolved on first use: a program that talks to a cluster (``schedframe run``) never loads
+# the in-memory backend.
+_WHERE: Final = {
+    "admit_priority": "_admission",
+    "default_priority_class": "_admission",
+    "validate_priority_class": "_admission",
+    "BackendFork": "_fork",
+    "canonical_state": "_fork",
+    "OPERATIONS": "_memory",
+    "STORED_KINDS": "_memory",
+    "Event": "_memory",
+    "MemoryBackend": "_memory",
+    "KINDS": "_protocols",
+    "Backend": "_protocols",
+    "Binder": "_protocols",
+    "Lister": "_protocols",
+    "ResourceClaimStatusWriter": "_protocols",
+    "Subscription": "_protocols",
+    "WatchEvent": "_protocols",
+}
+
+# Hidden from type checkers, which would otherwise accept any name as an attribute.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)
