@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import shutil
 import ssl
@@ -22,6 +23,7 @@ import yaml
 
 from schedframe.backends.kubernetes import ApiTransport, TransportError, _connection
 from schedframe.errors import BackendError
+from schedframe.testing.fakeapi import FakeAPIServer
 
 SERVER_NAME = "kubernetes.default"
 
@@ -309,3 +311,32 @@ def test_the_client_is_imported_only_for_what_needs_it(
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(imported)
+
+
+def test_a_hundred_requests_at_once_keep_their_connections(
+    fake: FakeAPIServer, kubeconfig: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As many as schedframe run's binding cycles in flight: no connection is discarded (nor
+    # logged as such) when they come back to the pool.
+    transport = ApiTransport.from_kubeconfig(kubeconfig, qps=0)
+    fake.delay_requests(0.3, times=None, method="GET", path="^/version$")
+    barrier = threading.Barrier(100, timeout=30)
+    errors: list[BaseException] = []
+
+    def get() -> None:
+        try:
+            barrier.wait()
+            transport.request("GET", "/version")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=get) for _ in range(100)]
+    with caplog.at_level(logging.WARNING, logger="urllib3"):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    fake.clear_failures()
+    transport.close()
+    assert errors == []
+    assert [r.getMessage() for r in caplog.records if "pool is full" in r.getMessage()] == []

@@ -34,8 +34,10 @@ __all__ = ["ClientSession", "PoolSession", "Session", "in_cluster_session", "kub
 
 #: What the scheduler's requests say they are.
 USER_AGENT: Final = "schedframe/0.1 (kubernetes-backend)"
-#: Watches, binding cycles and events share the pool: keep connections around.
-POOL_MAXSIZE: Final = 64
+#: Connections kept open to the server: watches, binding cycles (``schedframe run`` allows 256
+#: at once) and event writes share the pool. A smaller pool discards the connections returned
+#: beyond it (urllib3 logs "Connection pool is full" for each) and opens new ones.
+POOL_MAXSIZE: Final = 320
 #: client-go re-reads a token file (and the service account token) at most this often.
 TOKEN_REFRESH: Final = 60.0
 SERVICE_HOST_ENV: Final = "KUBERNETES_SERVICE_HOST"

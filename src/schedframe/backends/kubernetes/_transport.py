@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import urllib3
 
 from schedframe.backends.kubernetes._connection import (
+    POOL_MAXSIZE,
     ClientSession,
     Session,
     in_cluster_session,
@@ -284,8 +285,7 @@ class ApiTransport:
         from kubernetes.client.configuration import Configuration
 
         config = Configuration()
-        # Watches, binding cycles and events share the pool: keep connections around.
-        config.connection_pool_maxsize = 64
+        config.connection_pool_maxsize = POOL_MAXSIZE
         # One retry layer, ours (bind attempts, status patch backoff, reflector relists):
         # urllib3's default of three retries would stack inside it during an outage.
         config.retries = False
