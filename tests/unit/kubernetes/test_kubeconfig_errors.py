@@ -81,6 +81,8 @@ def write(tmp_path: Path, text: str) -> Path:
         ("clusters: [{name: c}]\n", "clusters[0].cluster: Required value"),
         ("kind: Config\n", "current-context: Required value (or pass --context)"),
         ("current-context: x\n", 'context "x" is not defined in contexts'),
+        ("9" * 5000 + "\n", "not valid YAML (a value cannot be converted)"),
+        ("when: 2001-13-45\n", "not valid YAML (a value cannot be converted)"),
     ],
 )
 def test_structure_errors_name_the_field(tmp_path: Path, text: str, expected: str) -> None:

@@ -574,6 +574,8 @@ def _resolve_kubeconfig(location: str, context: str | None) -> tuple[str, _Entry
         raise _kubeconfig_error(location, f"not valid YAML{where}") from None
     except RecursionError:
         raise _kubeconfig_error(location, "nested too deeply") from None
+    except ValueError:  # a scalar YAML resolves but Python cannot build (a 5,000-digit int)
+        raise _kubeconfig_error(location, "not valid YAML (a value cannot be converted)") from None
     if not isinstance(doc, Mapping):
         raise _kubeconfig_error(location, "must be a mapping (a kind: Config document)")
     clusters = _named(doc, "clusters", "cluster", location)
