@@ -27,6 +27,7 @@ import urllib3
 
 from schedframe.backends.kubernetes._connection import (
     POOL_MAXSIZE,
+    USER_AGENT,
     ClientSession,
     Session,
     in_cluster_session,
@@ -294,8 +295,6 @@ class ApiTransport:
     @classmethod
     def _from_configuration(cls, config: Configuration, qps: float, burst: int) -> ApiTransport:
         from kubernetes.client.api_client import ApiClient
-
-        from schedframe.backends.kubernetes._connection import USER_AGENT
 
         client = ApiClient(config)
         client.user_agent = USER_AGENT
