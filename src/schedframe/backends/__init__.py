@@ -20,15 +20,15 @@ if TYPE_CHECKING:
     )
     from schedframe.backends._fork import BackendFork, canonical_state
     from schedframe.backends._memory import OPERATIONS, STORED_KINDS, Event, MemoryBackend
-    from schedframe.backends._protocols import (
-        KINDS,
-        Backend,
-        Binder,
-        Lister,
-        ResourceClaimStatusWriter,
-        Subscription,
-        WatchEvent,
-    )
+from schedframe.backends._protocols import (
+    KINDS,
+    Backend,
+    Binder,
+    Lister,
+    ResourceClaimStatusWriter,
+    Subscription,
+    WatchEvent,
+)
 
 __all__ = [
     "KINDS",
@@ -49,8 +49,8 @@ __all__ = [
     "validate_priority_class",
 ]
 
-# Resolved on first use: a program that talks to a cluster (``schedframe run``) never loads
-# the in-memory backend.
+# The in-memory backend, its fork and its admission are resolved on first use: a program that
+# talks to a cluster (``schedframe run``) never loads them.
 _WHERE: Final = {
     "admit_priority": "_admission",
     "default_priority_class": "_admission",
@@ -61,13 +61,6 @@ _WHERE: Final = {
     "STORED_KINDS": "_memory",
     "Event": "_memory",
     "MemoryBackend": "_memory",
-    "KINDS": "_protocols",
-    "Backend": "_protocols",
-    "Binder": "_protocols",
-    "Lister": "_protocols",
-    "ResourceClaimStatusWriter": "_protocols",
-    "Subscription": "_protocols",
-    "WatchEvent": "_protocols",
 }
 
 # Hidden from type checkers, which would otherwise accept any name as an attribute.
