@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schedframe.cache import CacheError, get_zone_key
 from schedframe.cache._node_tree import NodeTree
@@ -310,3 +312,53 @@ def test_version_moves_only_on_structural_changes() -> None:
     assert nt.version == v
     nt.update_node(ALL_NODES[0], node("node-0", **{ZONE: "z"}))
     assert nt.version > v
+
+
+def test_tree_filled_from_outside_still_refuses_duplicates() -> None:
+    # A copy assigns ``tree`` directly: membership must follow it, not a stale index.
+    tree = NodeTree()
+    tree.tree = {"": ["node-0", "node-1"]}
+    tree.zones = [""]
+    tree.num_nodes = 2
+    tree.add_node(node("node-1"))
+    assert tree.tree == {"": ["node-0", "node-1"]}
+    tree.add_node(node("node-2"))
+    tree.remove_node(node("node-0"))
+    assert tree.tree == {"": ["node-1", "node-2"]}
+    assert tree.num_nodes == 2
+    with pytest.raises(CacheError):
+        tree.remove_node(node("node-0"))
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.booleans(),
+        st.sampled_from([f"node-{i}" for i in range(6)]),
+        st.sampled_from(["", "zone-a", "zone-b"]),
+    ),
+    max_size=40,
+)
+
+
+@given(_OPS)
+def test_adds_and_removes_match_a_list_model(ops: list[tuple[bool, str, str]]) -> None:
+    tree = NodeTree()
+    model: dict[str, list[str]] = {}
+    for add, name, zone in ops:
+        n = node(name, **({ZONE: zone} if zone else {}))
+        key = get_zone_key(n)
+        names = model.get(key, [])
+        if add:
+            tree.add_node(n)
+            if name not in names:
+                model[key] = [*names, name]
+        elif name in names:
+            tree.remove_node(n)
+            names.remove(name)
+            if not names:
+                del model[key]
+        else:
+            with pytest.raises(CacheError):
+                tree.remove_node(n)
+        assert tree.tree == model
+        assert tree.num_nodes == sum(len(v) for v in model.values())

@@ -81,6 +81,8 @@ def write(tmp_path: Path, text: str) -> Path:
         ("clusters: [{name: c}]\n", "clusters[0].cluster: Required value"),
         ("kind: Config\n", "current-context: Required value (or pass --context)"),
         ("current-context: x\n", 'context "x" is not defined in contexts'),
+        ("9" * 5000 + "\n", "not valid YAML (a value cannot be converted)"),
+        ("when: 2001-13-45\n", "not valid YAML (a value cannot be converted)"),
     ],
 )
 def test_structure_errors_name_the_field(tmp_path: Path, text: str, expected: str) -> None:
@@ -110,17 +112,34 @@ def test_a_typo_in_the_user_section_never_echoes_the_token(tmp_path: Path) -> No
     assert TOKEN not in str(error)
 
 
-def test_a_client_error_is_never_forwarded(tmp_path: Path) -> None:
-    # Whatever the client says (its messages quote kubeconfig sections, credentials
-    # included), only the kind of failure is shown.
+def test_a_file_that_cannot_be_read_is_named_by_its_field_only(tmp_path: Path) -> None:
+    # The file's name can be a secret too: only the field and the kind of failure are shown.
     doc = base()
     doc["users"][0]["user"] = {"tokenFile": str(tmp_path / TOKEN)}
     path = write(tmp_path, yaml.safe_dump(doc))
     error = load(path)
     assert error is not None
     assert str(error) == (
+        f"cannot load kubeconfig {path}: users[0].user.tokenFile: cannot be read "
+        "(FileNotFoundError)"
+    )
+
+
+def test_a_client_error_is_never_forwarded(tmp_path: Path) -> None:
+    # A proxy-url goes through the kubernetes client. Whatever it says (its messages quote
+    # kubeconfig sections, credentials included), only the kind of failure is shown.
+    doc = base()
+    doc["clusters"][0]["cluster"] = {
+        "server": "https://127.0.0.1:6443",
+        "proxy-url": "http://127.0.0.1:3128",
+        "certificate-authority": str(tmp_path / TOKEN),
+    }
+    path = write(tmp_path, yaml.safe_dump(doc))
+    error = load(path)
+    assert error is not None
+    assert str(error) == (
         f'cannot load kubeconfig {path}: the kubernetes client rejected context "c" '
-        "(FileNotFoundError); check its cluster and user entries"
+        "(ConfigException); check its cluster and user entries"
     )
 
 

@@ -45,6 +45,20 @@ def test_the_core_never_imports_the_client() -> None:
     assert out.stdout.strip() == "False False"
 
 
+def test_the_run_path_never_imports_the_memory_backend() -> None:
+    # What `schedframe run` imports before its first binding (start-up time).
+    code = (
+        "import sys\n"
+        "import schedframe.cli._main, schedframe.config, schedframe.scheduler\n"
+        "import schedframe.backends.kubernetes._backend, schedframe.backends.kubernetes._cli\n"
+        "from schedframe.backends import KINDS, WatchEvent\n"
+        "print(sorted(m for m in ('schedframe.backends._memory', 'kubernetes') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_the_fake_imports_on_its_own() -> None:
     code = "from schedframe.testing.fakeapi import FakeAPIServer; print(FakeAPIServer.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

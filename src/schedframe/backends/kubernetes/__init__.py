@@ -6,8 +6,10 @@ diff on ``410``) feeds ``list``/``subscribe`` exactly like the in-memory backend
 Binder side posts ``pods/binding``, patches ``pods/status``, evicts preemption victims and
 writes events.k8s.io/v1 Events. :class:`LeaderElector` holds a coordination.k8s.io/v1 Lease.
 
-The official ``kubernetes`` client provides configuration, authentication and transport
-only; responses are read as raw JSON and turned into schedframe objects with
+Connections are urllib3 pools set up from the kubeconfig (or the pod's service account) by
+schedframe itself; the official ``kubernetes`` client is imported only for what it alone
+supports (``exec`` credential plugins, ``auth-provider`` entries, ``proxy-url``). Responses
+are read as raw JSON and turned into schedframe objects with
 :func:`schedframe.objects.from_dict`'s readers. ``schedframe run`` is
 ``schedframe.backends.kubernetes._cli.run_command``.
 """

@@ -196,6 +196,7 @@ def run(
         log.info("serving /healthz and /metrics on http://%s:%d", bind_address, server.port)
         if on_serving is not None:
             on_serving(server.port)
+        _warm_up()
         if not config.delay_cache_until_active:
             _start(backend, sync_timeout, stop)
         if elector is not None and not stop.is_set():
@@ -260,6 +261,19 @@ def _exit_now(code: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _warm_up() -> None:
+    """Import what the first scheduling cycle needs (numpy, for the node columns of the batch
+    filters) on a thread of its own while the lists are in flight, instead of after them."""
+
+    def load() -> None:
+        try:
+            import schedframe.framework._columns  # noqa: F401
+        except ImportError:  # pragma: no cover - numpy is a dependency; the cycle reports it
+            pass
+
+    threading.Thread(target=load, name="schedframe-warm-up", daemon=True).start()
 
 
 def _schedule(sched: Any, stop: threading.Event) -> None:

@@ -1,10 +1,11 @@
-"""HTTP to kube-apiserver through the official client's configuration, auth and transport.
+"""HTTP to kube-apiserver: a urllib3 pool, JSON bodies, watches read as a byte stream.
 
-The ``kubernetes`` client loads the kubeconfig (or the in-cluster service account), applies
-authentication (bearer tokens, exec plugins, client certificates, refresh hooks) and owns the
-urllib3 pool with the TLS settings the kubeconfig asks for. Everything above that is ours:
-requests go through ``ApiClient.param_serialize`` / ``ApiClient.call_api`` and responses are
-read as raw JSON (no pydantic models), and watches are read as a byte stream.
+The kubeconfig (or the pod's service account) is read by :mod:`._connection`: server, CA,
+client certificate and key, bearer token or token file, basic auth, TLS options. Only a
+kubeconfig user with an ``exec`` plugin or an ``auth-provider``, or a cluster with a
+``proxy-url``, goes through the official ``kubernetes`` client (imported then, not before:
+it costs about half a second of start-up); its requests still go out through
+``ApiClient.param_serialize`` / ``ApiClient.call_api`` and come back as raw JSON.
 
 Credentials never reach a log line or an exception message: errors carry the method, the
 path and the server's ``metav1.Status``, never request headers.
@@ -24,10 +25,18 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import urllib3
 
+from schedframe.backends.kubernetes._connection import (
+    POOL_MAXSIZE,
+    USER_AGENT,
+    ClientSession,
+    Session,
+    in_cluster_session,
+    kubeconfig_session,
+    needs_client,
+)
 from schedframe.errors import BackendError
 
 if TYPE_CHECKING:
-    from kubernetes.client.api_client import ApiClient
     from kubernetes.client.configuration import Configuration
 
 __all__ = [
@@ -253,19 +262,21 @@ class WatchStream:
 
 
 class ApiTransport:
-    """Requests to one API server, authenticated by the official client.
+    """Requests to one API server.
 
     Args:
         api_client: a configured ``kubernetes.client.ApiClient`` (its Configuration carries
-            host, TLS and credentials).
+            host, TLS and credentials), or a session of :mod:`._connection`.
         qps: client-side request rate (client-go's ``QPS``; 0 or less disables it).
         burst: client-side burst (client-go's ``Burst``).
 
     Build one with :meth:`from_kubeconfig`, :meth:`in_cluster` or :meth:`from_environment`.
     """
 
-    def __init__(self, api_client: ApiClient, *, qps: float = 50.0, burst: int = 100) -> None:
-        self._client = api_client
+    def __init__(self, api_client: Any, *, qps: float = 50.0, burst: int = 100) -> None:
+        self._session: Session = (
+            ClientSession(api_client) if hasattr(api_client, "param_serialize") else api_client
+        )
         self.limiter = RateLimiter(qps, burst)
 
     # -- construction --------------------------------------------------------------------------
@@ -275,8 +286,7 @@ class ApiTransport:
         from kubernetes.client.configuration import Configuration
 
         config = Configuration()
-        # Watches, binding cycles and events share the pool: keep connections around.
-        config.connection_pool_maxsize = 64
+        config.connection_pool_maxsize = POOL_MAXSIZE
         # One retry layer, ours (bind attempts, status patch backoff, reflector relists):
         # urllib3's default of three retries would stack inside it during an outage.
         config.retries = False
@@ -287,10 +297,14 @@ class ApiTransport:
         from kubernetes.client.api_client import ApiClient
 
         client = ApiClient(config)
-        client.user_agent = "schedframe/0.1 (kubernetes-backend)"
-        if not config.verify_ssl and str(config.host).startswith("https"):
-            _warn_insecure(str(config.host))
-        return cls(client, qps=qps, burst=burst)
+        client.user_agent = USER_AGENT
+        return cls._from_session(ClientSession(client), qps, burst)
+
+    @classmethod
+    def _from_session(cls, session: Session, qps: float, burst: int) -> ApiTransport:
+        if not session.verify_ssl and session.host.startswith("https"):
+            _warn_insecure(session.host)
+        return cls(session, qps=qps, burst=burst)
 
     @classmethod
     def from_kubeconfig(
@@ -304,20 +318,24 @@ class ApiTransport:
         """From a kubeconfig file (``None``: ``$KUBECONFIG`` or ``~/.kube/config``).
 
         TLS verification is on unless the cluster entry sets ``insecure-skip-tls-verify``.
+        The ``kubernetes`` client is imported only for a user with an ``exec`` plugin or an
+        ``auth-provider``, or a cluster with a ``proxy-url``.
 
         Raises:
             BackendError: the kubeconfig cannot be read or names no usable context.
         """
-        from kubernetes.config.config_exception import ConfigException
-        from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, load_kube_config
-
-        config = cls._configuration()
         location = os.fspath(path) if path is not None else None
         if location is None:
             location = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser(
-                str(KUBE_CONFIG_DEFAULT_LOCATION)
+                KUBE_CONFIG_DEFAULT_LOCATION
             )
-        current = check_kubeconfig(location, context)
+        current, cluster, user = _resolve_kubeconfig(location, context)
+        if not needs_client(cluster[1], user[1]):
+            return cls._from_session(kubeconfig_session(location, cluster, user), qps, burst)
+        from kubernetes.config.config_exception import ConfigException
+        from kubernetes.config.kube_config import load_kube_config
+
+        config = cls._configuration()
         loader = cast("Callable[..., None]", load_kube_config)
         try:
             loader(
@@ -345,20 +363,7 @@ class ApiTransport:
         Raises:
             BackendError: not running in a pod.
         """
-        from kubernetes.config.config_exception import ConfigException
-        from kubernetes.config.incluster_config import load_incluster_config
-
-        config = cls._configuration()
-        loader = cast("Callable[..., None]", load_incluster_config)
-        try:
-            loader(client_configuration=config)
-        except (ConfigException, OSError) as exc:
-            raise BackendError(
-                f"cannot load the in-cluster configuration: {_first_line(exc)}",
-                reason="InvalidConfiguration",
-                code=0,
-            ) from None
-        return cls._from_configuration(config, qps, burst)
+        return cls._from_session(in_cluster_session(), qps, burst)
 
     @classmethod
     def from_environment(
@@ -382,17 +387,16 @@ class ApiTransport:
     @property
     def host(self) -> str:
         """The API server URL (no credentials)."""
-        return str(self._client.configuration.host)
+        return self._session.host
 
     @property
     def verify_ssl(self) -> bool:
         """Whether the server's certificate is verified."""
-        return bool(self._client.configuration.verify_ssl)
+        return self._session.verify_ssl
 
     def close(self) -> None:
         """Close the connection pool."""
-        closer = cast("Callable[[], None]", self._client.close)
-        closer()
+        self._session.close()
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -408,16 +412,8 @@ class ApiTransport:
         headers = {"Accept": "application/json"}
         if content_type is not None:
             headers["Content-Type"] = content_type
-        request = self._client.param_serialize(
-            method,
-            path,
-            query_params=list(query) or None,
-            header_params=headers,
-            body=body,
-            auth_settings=["BearerToken"],
-        )
         try:
-            rest = self._client.call_api(*request, _request_timeout=timeout)
+            response = self._session.send(method, path, query, headers, body, timeout)
         except urllib3.exceptions.NewConnectionError as exc:
             raise TransportError(f"{method} {path}: {_describe(exc)}", maybe_sent=False) from None
         except urllib3.exceptions.MaxRetryError as exc:
@@ -429,7 +425,7 @@ class ApiTransport:
             if type(exc).__name__ == "ApiException":
                 raise TransportError(f"{method} {path}: {_first_line(exc)}") from None
             raise
-        return cast("urllib3.BaseHTTPResponse", rest.response)
+        return response
 
     def request(
         self,
@@ -537,9 +533,15 @@ def _named(
     return out
 
 
+#: The kubeconfig read when none is named and ``$KUBECONFIG`` is unset (client-go's).
+KUBE_CONFIG_DEFAULT_LOCATION: Final = "~/.kube/config"
+
+_Entry = tuple[int, Mapping[str, Any]]
+
+
 def check_kubeconfig(location: str, context: str | None = None) -> str:
-    """Check a kubeconfig before the client reads it: one clear line naming the file and the
-    field for what is wrong, never a value that could be a credential.
+    """Check a kubeconfig before it is used: one clear line naming the file and the field for
+    what is wrong, never a value that could be a credential.
 
     Returns:
         The name of the context to use.
@@ -548,6 +550,12 @@ def check_kubeconfig(location: str, context: str | None = None) -> str:
         BackendError: (``reason="InvalidConfiguration"``) the file cannot be read, is not
             YAML, or does not name a context, its cluster with a server URL, and its user.
     """
+    return _resolve_kubeconfig(location, context)[0]
+
+
+def _resolve_kubeconfig(location: str, context: str | None) -> tuple[str, _Entry, _Entry]:
+    """:func:`check_kubeconfig`, and the context's cluster and user entries with their
+    indexes (the user ``(-1, {})`` when the context names none)."""
     import yaml
 
     try:
@@ -565,6 +573,8 @@ def check_kubeconfig(location: str, context: str | None = None) -> str:
         raise _kubeconfig_error(location, f"not valid YAML{where}") from None
     except RecursionError:
         raise _kubeconfig_error(location, "nested too deeply") from None
+    except ValueError:  # a scalar YAML resolves but Python cannot build (a 5,000-digit int)
+        raise _kubeconfig_error(location, "not valid YAML (a value cannot be converted)") from None
     if not isinstance(doc, Mapping):
         raise _kubeconfig_error(location, "must be a mapping (a kind: Config document)")
     clusters = _named(doc, "clusters", "cluster", location)
@@ -597,14 +607,17 @@ def check_kubeconfig(location: str, context: str | None = None) -> str:
             location, f"clusters[{c_index}].cluster.server: must be an http:// or https:// URL"
         )
     user_name = ctx.get("user")
+    user: _Entry = (-1, {})
     if user_name is not None and user_name != "":
         if not isinstance(user_name, str):
             raise _kubeconfig_error(location, f"contexts[{index}].context.user: must be a string")
-        if not any(name == user_name for name, _ in users):
+        named = [(i, body) for i, (name, body) in enumerate(users) if name == user_name]
+        if not named:
             raise _kubeconfig_error(
                 location, f'user "{user_name}" (of context "{current}") is not defined in users'
             )
-    return current
+        user = named[0]
+    return current, (c_index, cluster), user
 
 
 _insecure_hosts: set[str] = set()
