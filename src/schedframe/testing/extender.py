@@ -22,10 +22,11 @@ Every request is kept in :attr:`ExtenderServer.calls` as ``(verb, request)``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, final
@@ -108,8 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner._record(verb, request)
         fault = owner._fault(verb)
-        if fault is not None and fault.delay:
-            time.sleep(fault.delay)
+        if fault is not None and fault.delay and self.server.stopping.wait(fault.delay):
+            return  # stopped while delaying: the connection closes without a reply
         handler = owner.verbs.get(verb)
         if handler is None:
             self._reply(404, b"404 page not found\n")
@@ -138,7 +139,42 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, owner: ExtenderServer) -> None:
         self.owner = owner
+        #: Set when the server stops: a delay fault ends early.
+        self.stopping = threading.Event()
+        # Requests being served, each with its thread: the standard library does not join
+        # daemon handler threads, so a request still delayed when the server stopped kept its
+        # socket open past stop() (closed later by the garbage collector, warning then).
+        self._in_flight: list[tuple[threading.Thread, socket.socket]] = []
+        self._in_flight_lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            name="schedframe-test-extender-request",
+            daemon=True,
+        )
+        with self._in_flight_lock:
+            self._in_flight = [(t, r) for t, r in self._in_flight if t.is_alive()]
+            self._in_flight.append((thread, request))
+        thread.start()
+
+    def server_close(self) -> None:
+        """Close the listening socket and end every request in flight (its thread closes its
+        connection): wait a little, then shut down the connections of those still reading or
+        writing, which ends them."""
+        super().server_close()
+        self.stopping.set()
+        with self._in_flight_lock:
+            in_flight, self._in_flight = self._in_flight, []
+        for thread, _ in in_flight:
+            thread.join(1.0)
+        for thread, request in in_flight:
+            if thread.is_alive():
+                with contextlib.suppress(OSError):
+                    request.shutdown(socket.SHUT_RDWR)
+                thread.join(5.0)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up mid-reply
@@ -239,6 +275,7 @@ class ExtenderServer:
         """Stop serving (idempotent)."""
         server, self._server = self._server, None
         if server is not None:
+            server.stopping.set()
             server.shutdown()
             server.server_close()
         if self._thread is not None:

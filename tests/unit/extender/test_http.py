@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -155,6 +157,28 @@ def test_timeout_is_an_error() -> None:
         f'Post "{s.url}/filter": context deadline exceeded (Client.Timeout exceeded while '
         "awaiting headers)"
     )
+
+
+def test_stop_ends_a_request_still_delayed() -> None:
+    """A request held by a delay fault outlived stop(): its daemon handler thread, which
+    nothing joined, kept the connection open until the delay ended (or the garbage collector
+    closed the socket, warning in a later test). stop() now ends it: the client sees the
+    connection closed without a reply instead of waiting out the delay."""
+    server = ExtenderServer(filter=lambda args: {}).start()
+    server.fault("filter", delay=60.0)
+    conn = http.client.HTTPConnection("127.0.0.1", int(server.url.rsplit(":", 1)[1]), timeout=20)
+    try:
+        conn.request("POST", "/filter", body=b"{}", headers={"Content-Type": "application/json"})
+        deadline = time.monotonic() + 10
+        while not server.verbs_called() and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the server holds the request in its delay
+        assert server.verbs_called() == ["filter"]
+        server.stop()
+        with pytest.raises(http.client.RemoteDisconnected):
+            conn.getresponse()
+    finally:
+        conn.close()
+        server.stop()
 
 
 def test_connection_refused_is_an_error() -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import socket
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -515,3 +518,51 @@ def test_no_watch_starts_once_the_server_is_stopping(tmp_path: Path) -> None:
         assert [r for r in fake.watch_requests if r.time >= stopping] == []
     finally:
         backend.close()
+
+
+def _collect_resource_warnings() -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.collect()
+    return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_stop_closes_a_connection_whose_reply_is_not_read() -> None:
+    """A client that stopped reading (its reply fills the server's write buffer) kept its
+    connection's transport open after stop(): closing a transport waits for its buffer to
+    drain, and the loop stopped first. The garbage collector closed it later, warning
+    "unclosed transport" inside whichever test ran then. stop() closes it now."""
+    fake = FakeAPIServer(kubelet_delay=None).start()
+    padding = "x" * 10_000
+    for i in range(1200):  # a list reply of some 12 MB: more than both kernels' buffers
+        obj = pod(f"p{i}")
+        obj["metadata"]["annotations"] = {"padding": padding}
+        fake.create(obj)
+    client = socket.socket()
+    try:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.settimeout(10)
+        client.connect(("127.0.0.1", fake.port))
+        client.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert client.recv(12) == b"HTTP/1.1 200"  # the reply is being written
+        fake.stop()
+        del fake
+        assert _collect_resource_warnings() == []
+    finally:
+        client.close()
+
+
+def test_stop_closes_an_idle_keep_alive_connection() -> None:
+    fake = FakeAPIServer(kubelet_delay=None).start()
+    client = socket.create_connection(("127.0.0.1", fake.port), timeout=10)
+    try:
+        client.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert client.recv(12) == b"HTTP/1.1 200"
+        fake.stop()
+        del fake
+        assert _collect_resource_warnings() == []
+        client.settimeout(5)
+        while client.recv(65536):  # the server closed its end: the rest of the reply, then EOF
+            pass
+    finally:
+        client.close()

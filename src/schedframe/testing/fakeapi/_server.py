@@ -15,6 +15,7 @@ import re
 import socket
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -137,6 +138,51 @@ class _Watcher:
         return None
 
 
+class _TrackingLoop(asyncio.SelectorEventLoop):
+    """The server's event loop, remembering every connection's transport so that stopping
+    closes each one: aiohttp's cleanup leaves open a connection accepted while it ran, and
+    one whose unread reply still fills its write buffer (closing such a transport waits for
+    the buffer to drain). Left open, the garbage collector closed it later, warning inside
+    whichever test ran then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.transports: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()
+
+    def _make_socket_transport(self, *args: Any, **kwargs: Any) -> asyncio.Transport:
+        make = cast("Callable[..., asyncio.Transport]", super()._make_socket_transport)  # type: ignore[misc]
+        transport = make(*args, **kwargs)
+        self.transports.add(transport)
+        return transport
+
+    async def close_connections(self, timeout: float = 5.0) -> None:
+        """Wait (up to ``timeout``) for every other task, such as a connection being accepted,
+        and abort every transport still open, until none is left."""
+        deadline = self.time() + timeout
+        me = asyncio.current_task()
+        while True:
+            for transport in list(self.transports):
+                if _open(transport):
+                    cast("asyncio.Transport", transport).abort()
+            # abort() closes the socket on the loop's next step.
+            await asyncio.sleep(0)
+            pending = [t for t in asyncio.all_tasks(self) if t is not me]
+            if not pending and not any(_open(t) for t in self.transports):
+                return
+            if self.time() >= deadline:
+                for task in pending:
+                    task.cancel()
+                await asyncio.sleep(0)
+                return
+            if pending:
+                await asyncio.wait(pending, timeout=0.05)
+
+
+def _open(transport: asyncio.BaseTransport) -> bool:
+    sock = transport.get_extra_info("socket")
+    return sock is not None and sock.fileno() != -1
+
+
 def _line(event_type: str, obj: Mapping[str, Any]) -> bytes:
     return (json.dumps({"type": event_type, "object": obj}, separators=(",", ":")) + "\n").encode()
 
@@ -228,7 +274,7 @@ class FakeAPIServer:
         """Start serving (idempotent); returns ``self``."""
         if self._thread is not None:
             return self
-        loop = asyncio.new_event_loop()
+        loop = _TrackingLoop()
         self._loop = loop
         self._stopping = False
         ready = threading.Event()
@@ -247,6 +293,7 @@ class FakeAPIServer:
             try:
                 loop.run_forever()
             finally:
+                loop.run_until_complete(loop.close_connections())
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
 
