@@ -7,6 +7,7 @@ the ``ray`` extra.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ EXAMPLE = ROOT / "examples" / "sweep" / "sweep.yaml"
 
 def _ray() -> ModuleType:
     try:
-        import ray
+        ray = importlib.import_module("ray")
     except ImportError:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail('Ray is not installed, and CI must run this test: pip install ".[ray]"')
