@@ -281,6 +281,8 @@ class DynamicResources(
             partitionable_devices=gates.enabled("DRAPartitionableDevices"),
             device_taints=gates.enabled("DRADeviceTaints"),
             consumable_capacity=gates.enabled("DRAConsumableCapacity"),
+            device_binding=gates.enabled("DRADeviceBindingConditions")
+            and gates.enabled("DRAResourceClaimDeviceStatus"),
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
         self._filter_timeout = gates.enabled("DRASchedulerFilterTimeout")
