@@ -24,6 +24,7 @@ from schedframe.features import FeatureGates
 from schedframe.objects import (
     AllocatedDeviceStatus,
     AllocationResult,
+    Device,
     DeviceAllocationResult,
     DeviceClass,
     DeviceCondition,
@@ -41,6 +42,8 @@ from schedframe.objects import (
     PodSpec,
     ResourceClaim,
     ResourceClaimConsumerReference,
+    ResourcePool,
+    ResourceSlice,
 )
 from schedframe.runtime import ClusterView, Framework, RecordingEventRecorder
 from schedframe.scheduler import VirtualClock
@@ -490,3 +493,56 @@ def test_prebind_cannot_wait_on_a_virtual_clock() -> None:
     assert pl.pre_filter(state, p, []) is None
     assert pl.filter(state, p, fw.NodeInfo(WORKER)) is None
     assert pl.pre_bind(state, p, NODE) is None
+
+
+def test_scheduler_allocates_a_device_with_binding_conditions_and_waits_for_them() -> None:
+    """From 1.36 the allocator picks a device with binding conditions; PreBind writes the
+    allocation (recording the conditions, stamping ``allocationTimestamp``) and waits until
+    the driver reports them true."""
+    device = Device(
+        name="instance-1",
+        binding_conditions=("condition",),
+        binding_failure_conditions=("failed",),
+    )
+    rs = ResourceSlice(
+        metadata=ObjectMeta(name=f"{NODE}-{DRIVER}"),
+        driver=DRIVER,
+        pool=ResourcePool(name=NODE, generation=1),
+        node_name=NODE,
+        devices=(device,),
+    )
+    pending = dealloc(PENDING)
+    clock = SteppingClock(NOW.timestamp())
+    handle = Framework(
+        cluster=ClusterView(dra=[pending, CLASS_OBJ, rs]),
+        features=FeatureGates(emulated_version="1.36"),
+        clock=clock,
+    )
+    dra = handle.shared_dra_manager()
+    pl = DynamicResources(DynamicResourcesArgs(), handle)
+
+    def report() -> None:
+        current = dra.resource_claim(NS, CLAIM)
+        assert current is not None
+        dra.update_claim_status(attrs.evolve(current, devices=BOUND.devices))
+
+    clock.at(3.0, report)
+    state = fw.CycleState()
+    p = pod(CLAIM)
+    assert pl.pre_filter(state, p, []) is None
+    assert pl.filter(state, p, fw.NodeInfo(WORKER)) is None
+    assert pl.reserve(state, p, NODE) is None
+    assert pl.pre_bind(state, p, NODE) is None
+    assert clock.now() - NOW.timestamp() == 5.0
+    stored = dra.resource_claim(NS, CLAIM)
+    assert stored is not None and stored.allocation is not None
+    (result,) = stored.allocation.devices.results
+    assert (result.device, result.binding_conditions, result.binding_failure_conditions) == (
+        "instance-1",
+        ("condition",),
+        ("failed",),
+    )
+    assert stored.allocation.allocation_timestamp == datetime.datetime.fromtimestamp(
+        int(NOW.timestamp()), tz=datetime.UTC
+    )
+    assert stored.reserved_for == RESERVED
