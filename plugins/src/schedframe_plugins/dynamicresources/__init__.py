@@ -32,11 +32,14 @@ pod's ``status.extendedResourceClaimStatus``; PostFilter and Unreserve delete a 
 With DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, an allocated claim whose
 devices have binding conditions is unavailable on every node (Filter) once a binding failure
 condition is true in ``status.devices`` or the conditions are not all true ``bindingTimeout``
-after ``allocationTimestamp``; PreBind stamps ``allocationTimestamp`` on the claims it writes,
-and passes when every binding condition is true, fails with upstream's texts for a failed or
-timed-out binding, and otherwise fails saying that waiting for the conditions (upstream polls
-until the timeout) is not modelled. The allocator never picks devices with binding
-conditions.
+after ``allocationTimestamp``; the allocator picks devices with binding conditions (recording
+them in the result); PreBind stamps ``allocationTimestamp`` on the claims it writes, records a
+``BindingConditionsPending`` event and polls the claims (at once, then every 5 seconds) until
+every binding condition is true, failing with upstream's texts for a failed or timed-out
+binding or once ``bindingTimeout`` has passed (``device binding timeout``). The wait sleeps
+on the scheduler's clock; the virtual clock of deterministic mode cannot sleep (PreBind runs on
+the thread that moves it), so there a claim not ready at the first poll fails PreBind at once,
+with a message saying so.
 
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
 ``statusUnschedulable``. With DRAConsumableCapacity, devices that allow multiple allocations
