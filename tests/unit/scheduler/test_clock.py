@@ -76,3 +76,12 @@ def test_real_clock_timer() -> None:
     clock.call_later(0.05, cancelled.set).cancel()
     assert not cancelled.wait(0.1)
     assert abs(clock.now() - __import__("time").time()) < 1.0
+
+
+def test_real_clock_sleep_blocks_the_caller_and_treats_negative_as_zero() -> None:
+    clock = RealClock()
+    before = clock.now()
+    clock.sleep(-5.0)  # a deadline already past: no wait, no error
+    clock.sleep(0.01)
+    assert clock.now() >= before + 0.01
+    assert not hasattr(VirtualClock(), "sleep")  # deterministic mode cannot block a thread
