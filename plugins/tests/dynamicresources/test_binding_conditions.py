@@ -175,9 +175,13 @@ FAILED2 = attrs.evolve(
     ),
 )
 FAILED = allocated(conditions=[("condition", "False"), ("failed", "True")])
-TIMED_OUT = allocated(at=NOW - datetime.timedelta(minutes=10), conditions=[])
+#: Upstream allocates these ten minutes (the default binding timeout) before its clock reads
+#: "now", which has moved on by the time Filter runs; on the fixed test clock the extra
+#: second says the same.
+LONG_AGO = NOW - datetime.timedelta(minutes=10, seconds=1)
+TIMED_OUT = allocated(at=LONG_AGO, conditions=[])
 MIXED = allocated(
-    at=NOW - datetime.timedelta(minutes=10),
+    at=LONG_AGO,
     conditions=[("condition1", "True"), ("condition2", "False")],
 )
 PLAIN = allocated(binding=False)

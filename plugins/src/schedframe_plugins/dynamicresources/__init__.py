@@ -59,7 +59,9 @@ from typing import ClassVar, Final
 
 import attrs
 
+from schedframe import errors
 from schedframe import framework as fw
+from schedframe.config import format_duration
 from schedframe.errors import BackendError
 from schedframe.objects import (
     AllocationResult,
@@ -107,6 +109,8 @@ NO_NEW_CLAIMS: Final = "no new claims to deallocate"
 RESERVED_FOR_MAX_SIZE: Final = 256
 
 _TEN_SECONDS: Final = datetime.timedelta(seconds=10)
+#: Upstream's DynamicResourcesBindingTimeoutDefault: ten minutes.
+_TEN_MINUTES: Final = datetime.timedelta(minutes=10)
 #: Seconds between PreBind's polls of the binding conditions (upstream: 5s).
 BINDING_POLL_INTERVAL: Final = 5.0
 #: Upstream ``specialClaimInMemName``: the name of a pod's extended-resource claim until PreBind
@@ -126,7 +130,8 @@ def _non_negative(
 
 @attrs.frozen(kw_only=True)
 class DynamicResourcesArgs:
-    """Upstream ``DynamicResourcesArgs`` (v1), defaulted as in v1.36 (both timeouts 10s).
+    """Upstream ``DynamicResourcesArgs`` (v1), defaulted as in v1.36: ``filterTimeout`` 10s,
+    ``bindingTimeout`` 10 minutes (upstream's DynamicResourcesBindingTimeoutDefault).
 
     Attributes:
         filter_timeout: per-node Filter time budget (``filterTimeout``; 0 disables it), with
@@ -134,11 +139,13 @@ class DynamicResourcesArgs:
             simulation does not move during a cycle, so there it never runs out.
         binding_timeout: how long PreBind waits for device binding conditions
             (``bindingTimeout``), and how long after ``allocationTimestamp`` a claim's
-            binding times out.
+            binding times out. With DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
+            on, less than one second is refused when the plugin is built, as upstream's
+            ValidateDynamicResourcesArgs does.
     """
 
     filter_timeout: datetime.timedelta = attrs.field(default=_TEN_SECONDS, validator=_non_negative)
-    binding_timeout: datetime.timedelta = attrs.field(default=_TEN_SECONDS, validator=_non_negative)
+    binding_timeout: datetime.timedelta = attrs.field(default=_TEN_MINUTES, validator=_non_negative)
 
 
 @typing.runtime_checkable
@@ -295,6 +302,17 @@ class DynamicResources(
         self._binding_conditions = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
             "DRAResourceClaimDeviceStatus"
         )
+        if self._binding_conditions and args.binding_timeout < datetime.timedelta(seconds=1):
+            raise errors.ConfigError(
+                [
+                    errors.FieldIssue(
+                        path="bindingTimeout",
+                        kind=errors.INVALID,
+                        value=format_duration(args.binding_timeout.total_seconds()),
+                        detail="must be at least 1 second",
+                    )
+                ]
+            )
         self._cel = CELCache()
 
     @property
