@@ -5,15 +5,16 @@ The binding-condition cases of upstream's ``TestPlugin`` as data, with the fixtu
 ``test_plugin_table.py``: claims allocated to devices whose binding conditions are reported
 (or not) in ``status.devices``. Filter makes a claim whose binding failed or timed out
 unavailable (PostFilter deallocates it, clearing ``status.devices``); PreBind stamps
-``allocationTimestamp`` and passes when every condition is true. Upstream's PreBind would wait
-for conditions not yet true; schedframe does not model that wait and says so
-(``prebind-fail-with-binding-timeout``: upstream times out, here the wait is refused).
+``allocationTimestamp`` and waits, polling every 5 seconds on the scheduler's clock, until every
+condition is true, a binding fails or times out, or ``bindingTimeout`` passes. The waits run
+on :class:`SteppingClock`, whose ``sleep`` moves its own time and applies the drivers' status
+updates due on the way, so they are exact and take no real time.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import pytest
@@ -23,6 +24,7 @@ from schedframe.features import FeatureGates
 from schedframe.objects import (
     AllocatedDeviceStatus,
     AllocationResult,
+    Device,
     DeviceAllocationResult,
     DeviceClass,
     DeviceCondition,
@@ -40,10 +42,41 @@ from schedframe.objects import (
     PodSpec,
     ResourceClaim,
     ResourceClaimConsumerReference,
+    ResourcePool,
+    ResourceSlice,
 )
-from schedframe.runtime import ClusterView, Framework
+from schedframe.runtime import ClusterView, Framework, RecordingEventRecorder
 from schedframe.scheduler import VirtualClock
 from schedframe_plugins.dynamicresources import DynamicResources, DynamicResourcesArgs
+
+
+class SteppingClock:
+    """A clock PreBind can wait on without real time passing: ``sleep`` moves time and runs
+    the actions due on the way (a driver updating a claim's ``status.devices``)."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.t = start
+        self._actions: list[tuple[float, Callable[[], None]]] = []
+        self.sleeps: list[float] = []
+
+    def at(self, offset: float, action: Callable[[], None]) -> None:
+        """Run ``action`` once time reaches ``start + offset``."""
+        self._actions.append((offset, action))
+        self._actions.sort(key=lambda a: a[0])
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        target = self.t + seconds
+        while self._actions and self.start + self._actions[0][0] <= target:
+            at, action = self._actions.pop(0)
+            self.t = max(self.t, self.start + at)
+            action()
+        self.t = target
+
 
 NODE, POD, UID, NS = "worker", "my-pod", "1234", "default"
 DRIVER, DRIVER2 = "some-driver", "some-driver2"
@@ -142,12 +175,38 @@ FAILED2 = attrs.evolve(
     ),
 )
 FAILED = allocated(conditions=[("condition", "False"), ("failed", "True")])
-TIMED_OUT = allocated(at=NOW - datetime.timedelta(minutes=10), conditions=[])
+#: Upstream allocates these ten minutes (the default binding timeout) before its clock reads
+#: "now", which has moved on by the time Filter runs; on the fixed test clock the extra
+#: second says the same.
+LONG_AGO = NOW - datetime.timedelta(minutes=10, seconds=1)
+TIMED_OUT = allocated(at=LONG_AGO, conditions=[])
 MIXED = allocated(
-    at=NOW - datetime.timedelta(minutes=10),
+    at=LONG_AGO,
     conditions=[("condition1", "True"), ("condition2", "False")],
 )
 PLAIN = allocated(binding=False)
+#: Allocated 10s before a 600s binding timeout runs out, no condition reported yet.
+PENDING = allocated(at=NOW - datetime.timedelta(seconds=590), conditions=[])
+PENDING2 = allocated(
+    CLAIM2,
+    driver=DRIVER2,
+    device="instance-2",
+    request="req-2",
+    at=NOW - datetime.timedelta(seconds=60),
+    conditions=[],
+)
+FAILED_FABRIC = attrs.evolve(
+    PENDING,
+    devices=(
+        attrs.evolve(
+            PENDING.devices[0],
+            conditions=(
+                DeviceCondition(type="condition", status="False"),
+                DeviceCondition(type="failed", status="True", reason="Fabric", message="gone"),
+            ),
+        ),
+    ),
+)
 
 
 def dealloc(c: ResourceClaim) -> ResourceClaim:
@@ -164,6 +223,11 @@ class Case:
     #: The claims as stored afterwards (allocationTimestamp aside).
     stored: Sequence[ResourceClaim] = ()
     binding_timeout: datetime.timedelta | None = None
+    #: Status updates a driver makes while PreBind waits: (seconds after PreBind began,
+    #: the claim with its new ``status.devices``).
+    updates: Sequence[tuple[float, ResourceClaim]] = ()
+    #: How long PreBind waited (seconds on the case's clock).
+    waited: float = 0.0
 
 
 NOT_AVAILABLE = (UU, "resourceclaim not available on the node")
@@ -212,21 +276,58 @@ CASES: dict[str, Case] = {
         postfilter=DEALLOCATED,
         stored=[BOUND, dealloc(FAILED2)],
     ),
-    # Upstream: allocated 10s before the timeout, PreBind polls until "binding timeout".
+    # Upstream: allocated 10s before the timeout; PreBind polls at 0s, 5s, 10s (not yet: the
+    # deadline must have passed) and 15s, when the claim has timed out.
     "prebind-fail-with-binding-timeout": Case(
         pod=pod(CLAIM),
+        claims=[PENDING],
+        binding_timeout=datetime.timedelta(seconds=600),
+        prebind=(ERR, f"claim {CLAIM} binding timeout"),
+        stored=[attrs.evolve(PENDING, reserved_for=RESERVED)],
+        waited=15.0,
+    ),
+    # schedframe cases for the wait (upstream's table has only the timeout above).
+    "prebind-waits-until-binding-conditions-are-true": Case(
+        pod=pod(CLAIM),
+        claims=[PENDING],
+        binding_timeout=datetime.timedelta(seconds=600),
+        updates=[(7.0, BOUND)],
+        stored=[attrs.evolve(BOUND, reserved_for=RESERVED)],
+        waited=10.0,
+    ),
+    "prebind-waits-until-binding-fails": Case(
+        pod=pod(CLAIM),
+        claims=[PENDING],
+        binding_timeout=datetime.timedelta(seconds=600),
+        updates=[(3.0, FAILED_FABRIC)],
+        prebind=(ERR, f'claim {CLAIM} binding failed: reason=Fabric, message="gone"'),
+        stored=[attrs.evolve(FAILED_FABRIC, reserved_for=RESERVED)],
+        waited=5.0,
+    ),
+    "prebind-waits-for-the-second-claim": Case(
+        pod=pod(CLAIM, CLAIM2),
+        claims=[BOUND, PENDING2],
+        binding_timeout=datetime.timedelta(seconds=600),
+        updates=[(21.0, BOUND2)],
+        stored=[
+            attrs.evolve(BOUND, reserved_for=RESERVED),
+            attrs.evolve(BOUND2, reserved_for=RESERVED),
+        ],
+        waited=25.0,
+    ),
+    # The wait itself runs out (``bindingTimeout`` from when it began) before the claim's
+    # own timeout: polls at 0s, 5s, 10s, then the deadline at 12s.
+    "prebind-wait-times-out": Case(
+        pod=pod(CLAIM),
         claims=[
-            allocated(
-                at=NOW - datetime.timedelta(seconds=590),
-                conditions=[],
+            attrs.evolve(
+                PENDING, allocation=attrs.evolve(PENDING.allocation, allocation_timestamp=NOW)
             )
         ],
-        binding_timeout=datetime.timedelta(seconds=600),
-        prebind=(
-            ERR,
-            f"claim {CLAIM}: waiting for device binding conditions "
-            "(DRADeviceBindingConditions) is not modelled by schedframe",
-        ),
+        binding_timeout=datetime.timedelta(seconds=12),
+        prebind=(ERR, "device binding timeout"),
+        stored=[attrs.evolve(PENDING, reserved_for=RESERVED)],
+        waited=12.0,
     ),
 }
 
@@ -248,16 +349,28 @@ def test_binding_conditions(name: str) -> None:
     case = CASES[name]
     # The cases' times are relative to NOW: the clock stands still there, however long
     # the run has taken since this module was imported.
+    clock = SteppingClock(NOW.timestamp())
     handle = Framework(
         cluster=ClusterView(dra=[*case.claims, CLASS_OBJ]),
         features=FeatureGates(emulated_version="1.36"),
-        clock=VirtualClock(start=NOW.timestamp()),
+        clock=clock,
     )
     args = DynamicResourcesArgs()
     if case.binding_timeout is not None:
         args = attrs.evolve(args, binding_timeout=case.binding_timeout)
     pl = DynamicResources(args, handle)
     dra = handle.shared_dra_manager()
+
+    def report(update: ResourceClaim) -> Callable[[], None]:
+        def apply() -> None:
+            current = dra.resource_claim(update.namespace, update.name)
+            assert current is not None
+            dra.update_claim_status(attrs.evolve(current, devices=update.devices))
+
+        return apply
+
+    for at, update in case.updates:
+        clock.at(at, report(update))
     state = fw.CycleState()
     assert pl.pre_filter(state, case.pod, []) is None
     assert _status(pl.filter(state, case.pod, fw.NodeInfo(WORKER))) == case.filter
@@ -267,6 +380,7 @@ def test_binding_conditions(name: str) -> None:
     else:
         assert pl.reserve(state, case.pod, NODE) is None
         assert _status(pl.pre_bind(state, case.pod, NODE)) == case.prebind
+    assert clock.now() - NOW.timestamp() == case.waited
     for want in case.stored:
         got = dra.resource_claim(want.namespace, want.name)
         assert _without_timestamp(got) == _without_timestamp(want)
@@ -321,3 +435,118 @@ def test_failed_binding_message_is_upstreams() -> None:
         ERR,
         f'claim {CLAIM} binding failed: reason=Fabric, message="gone"',
     )
+
+
+def test_prebind_records_that_it_waits_and_polls_every_five_seconds() -> None:
+    clock = SteppingClock(NOW.timestamp())
+    handle = Framework(
+        cluster=ClusterView(dra=[PENDING, CLASS_OBJ]),
+        features=FeatureGates(emulated_version="1.36"),
+        clock=clock,
+    )
+    pl = DynamicResources(
+        DynamicResourcesArgs(binding_timeout=datetime.timedelta(seconds=600)), handle
+    )
+    state = fw.CycleState()
+    p = pod(CLAIM)
+    assert pl.pre_filter(state, p, []) is None
+    assert pl.filter(state, p, fw.NodeInfo(WORKER)) is None
+    assert _status(pl.pre_bind(state, p, NODE)) == (ERR, f"claim {CLAIM} binding timeout")
+    assert clock.sleeps == [5.0, 5.0, 5.0]
+    recorder = handle.event_recorder
+    assert isinstance(recorder, RecordingEventRecorder)
+    assert [(e.event_type, e.reason, e.action, e.note) for e in recorder.events] == [
+        (
+            "Normal",
+            "BindingConditionsPending",
+            "Scheduling",
+            f"waiting for binding conditions for device on node {NODE}",
+        )
+    ]
+
+
+def test_prebind_cannot_wait_on_a_virtual_clock() -> None:
+    """Deterministic mode: the binding task runs on the thread that moves virtual time, so
+    PreBind cannot sleep; it fails at once, saying so, instead of hanging."""
+    handle = Framework(
+        cluster=ClusterView(dra=[PENDING, CLASS_OBJ]),
+        features=FeatureGates(emulated_version="1.36"),
+        clock=VirtualClock(start=NOW.timestamp()),
+    )
+    pl = DynamicResources(
+        DynamicResourcesArgs(binding_timeout=datetime.timedelta(seconds=600)), handle
+    )
+    state = fw.CycleState()
+    p = pod(CLAIM)
+    assert pl.pre_filter(state, p, []) is None
+    assert pl.filter(state, p, fw.NodeInfo(WORKER)) is None
+    assert _status(pl.pre_bind(state, p, NODE)) == (
+        ERR,
+        f"claim {CLAIM}: waiting for device binding conditions (DRADeviceBindingConditions) "
+        "needs a clock that can sleep; VirtualClock cannot (deterministic mode does not wait "
+        "in PreBind)",
+    )
+    # A claim that is ready needs no wait, on any clock.
+    ready = Framework(
+        cluster=ClusterView(dra=[BOUND, CLASS_OBJ]),
+        features=FeatureGates(emulated_version="1.36"),
+        clock=VirtualClock(start=NOW.timestamp()),
+    )
+    pl = DynamicResources(DynamicResourcesArgs(), ready)
+    state = fw.CycleState()
+    assert pl.pre_filter(state, p, []) is None
+    assert pl.filter(state, p, fw.NodeInfo(WORKER)) is None
+    assert pl.pre_bind(state, p, NODE) is None
+
+
+def test_scheduler_allocates_a_device_with_binding_conditions_and_waits_for_them() -> None:
+    """From 1.36 the allocator picks a device with binding conditions; PreBind writes the
+    allocation (recording the conditions, stamping ``allocationTimestamp``) and waits until
+    the driver reports them true."""
+    device = Device(
+        name="instance-1",
+        binding_conditions=("condition",),
+        binding_failure_conditions=("failed",),
+    )
+    rs = ResourceSlice(
+        metadata=ObjectMeta(name=f"{NODE}-{DRIVER}"),
+        driver=DRIVER,
+        pool=ResourcePool(name=NODE, generation=1),
+        node_name=NODE,
+        devices=(device,),
+    )
+    pending = dealloc(PENDING)
+    clock = SteppingClock(NOW.timestamp())
+    handle = Framework(
+        cluster=ClusterView(dra=[pending, CLASS_OBJ, rs]),
+        features=FeatureGates(emulated_version="1.36"),
+        clock=clock,
+    )
+    dra = handle.shared_dra_manager()
+    pl = DynamicResources(DynamicResourcesArgs(), handle)
+
+    def report() -> None:
+        current = dra.resource_claim(NS, CLAIM)
+        assert current is not None
+        dra.update_claim_status(attrs.evolve(current, devices=BOUND.devices))
+
+    clock.at(3.0, report)
+    state = fw.CycleState()
+    p = pod(CLAIM)
+    assert pl.pre_filter(state, p, []) is None
+    assert pl.filter(state, p, fw.NodeInfo(WORKER)) is None
+    assert pl.reserve(state, p, NODE) is None
+    assert pl.pre_bind(state, p, NODE) is None
+    assert clock.now() - NOW.timestamp() == 5.0
+    stored = dra.resource_claim(NS, CLAIM)
+    assert stored is not None and stored.allocation is not None
+    (result,) = stored.allocation.devices.results
+    assert (result.device, result.binding_conditions, result.binding_failure_conditions) == (
+        "instance-1",
+        ("condition",),
+        ("failed",),
+    )
+    assert stored.allocation.allocation_timestamp == datetime.datetime.fromtimestamp(
+        int(NOW.timestamp()), tz=datetime.UTC
+    )
+    assert stored.reserved_for == RESERVED

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 
+import attrs
 import pytest
 
 from schedframe import framework as fw
@@ -34,8 +35,10 @@ CLAIMED = pod_from_dict(
 )
 
 
-def plugin(features: FeatureGates | None = None) -> DynamicResources:
-    return DynamicResources(DynamicResourcesArgs(), Framework(features=features))
+def plugin(
+    features: FeatureGates | None = None, args: DynamicResourcesArgs | None = None
+) -> DynamicResources:
+    return DynamicResources(args or DynamicResourcesArgs(), Framework(features=features))
 
 
 def test_resource_claims_are_decoded_and_encoded() -> None:
@@ -90,8 +93,10 @@ def test_gate_off_disables_the_plugin_as_upstream() -> None:
 def test_args_defaults_and_validation() -> None:
     args = decode_args(DynamicResourcesArgs, {"filterTimeout": "5s"}, path="args")
     assert args.filter_timeout == datetime.timedelta(seconds=5)
-    assert args.binding_timeout == datetime.timedelta(seconds=10)
+    # Upstream's DynamicResourcesBindingTimeoutDefault is ten minutes.
+    assert args.binding_timeout == datetime.timedelta(minutes=10)
     assert encode_args(DynamicResourcesArgs())["filterTimeout"] == "10s"
+    assert encode_args(DynamicResourcesArgs())["bindingTimeout"] == "10m0s"
     with pytest.raises(ConfigError):
         decode_args(DynamicResourcesArgs, {"filterTimeout": "-1s"}, path="args")
     # Upstream's timeout cases use 1ns: below timedelta's resolution, it must not become 0
@@ -100,6 +105,20 @@ def test_args_defaults_and_validation() -> None:
     assert tiny.filter_timeout == datetime.timedelta(microseconds=1)
     zero = decode_args(DynamicResourcesArgs, {"filterTimeout": "0s"}, path="args")
     assert zero.filter_timeout == datetime.timedelta(0)
+
+
+def test_binding_timeout_under_a_second_is_refused_with_the_binding_gates_on() -> None:
+    short = decode_args(DynamicResourcesArgs, {"bindingTimeout": "500ms"}, path="args")
+    with pytest.raises(ConfigError) as raised:
+        plugin(FeatureGates(emulated_version="1.36"), short)
+    assert str(raised.value) == 'bindingTimeout: Invalid value: "500ms": must be at least 1 second'
+    # One second is enough; with the gates off (1.35) the wait never happens, so any value is
+    # taken as it is.
+    plugin(
+        FeatureGates(emulated_version="1.36"),
+        attrs.evolve(short, binding_timeout=datetime.timedelta(seconds=1)),
+    )
+    plugin(FeatureGates(emulated_version="1.35"), short)
 
 
 @pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedframe._yaml import YAMLError, load_strict
 from schedframe.config._args import decode_args, encode_args
-from schedframe.config._common import parse_duration
+from schedframe.config._common import format_duration, parse_duration
 from schedframe.config._defaults import default_plugins
 from schedframe.config._defaults import set_defaults as _set_defaults
 from schedframe.config._types import (
@@ -65,6 +65,7 @@ __all__ = [
     "encode_args",
     "load_config",
     "loads_config",
+    "format_duration",
     "parse_duration",
     "to_dict",
 ]

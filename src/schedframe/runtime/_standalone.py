@@ -91,6 +91,9 @@ class _RealClock:
     def now(self) -> float:
         return time.time()
 
+    def sleep(self, seconds: float) -> None:
+        time.sleep(max(seconds, 0.0))
+
 
 class _NoBackend:
     """The Binder of a Framework built without a cluster: every write fails, loudly."""

@@ -47,6 +47,11 @@ class RealClock:
         """``time.time()``."""
         return time.time()
 
+    def sleep(self, seconds: float) -> None:
+        """Block the calling thread for ``seconds`` (DynamicResources' PreBind waits for
+        device binding conditions this way, on its binding thread)."""
+        time.sleep(max(seconds, 0.0))
+
     def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable:
         """Run ``callback`` on a daemon timer thread after ``delay`` seconds (NaN raises
         :class:`ValueError` here rather than kill the timer thread)."""

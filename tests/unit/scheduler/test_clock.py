@@ -76,3 +76,10 @@ def test_real_clock_timer() -> None:
     clock.call_later(0.05, cancelled.set).cancel()
     assert not cancelled.wait(0.1)
     assert abs(clock.now() - __import__("time").time()) < 1.0
+
+
+def test_real_clock_sleep_treats_a_negative_delay_as_zero() -> None:
+    clock = RealClock()
+    clock.sleep(-5.0)  # a deadline already past: no wait, no error (time.sleep would raise)
+    clock.sleep(0.0)
+    assert not hasattr(VirtualClock(), "sleep")  # deterministic mode cannot block a thread

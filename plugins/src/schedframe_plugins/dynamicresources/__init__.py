@@ -32,11 +32,14 @@ pod's ``status.extendedResourceClaimStatus``; PostFilter and Unreserve delete a 
 With DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, an allocated claim whose
 devices have binding conditions is unavailable on every node (Filter) once a binding failure
 condition is true in ``status.devices`` or the conditions are not all true ``bindingTimeout``
-after ``allocationTimestamp``; PreBind stamps ``allocationTimestamp`` on the claims it writes,
-and passes when every binding condition is true, fails with upstream's texts for a failed or
-timed-out binding, and otherwise fails saying that waiting for the conditions (upstream polls
-until the timeout) is not modelled. The allocator never picks devices with binding
-conditions.
+after ``allocationTimestamp``; the allocator picks devices with binding conditions (recording
+them in the result); PreBind stamps ``allocationTimestamp`` on the claims it writes, records a
+``BindingConditionsPending`` event and polls the claims (at once, then every 5 seconds) until
+every binding condition is true, failing with upstream's texts for a failed or timed-out
+binding or once ``bindingTimeout`` has passed (``device binding timeout``). The wait sleeps
+on the scheduler's clock; the virtual clock of deterministic mode cannot sleep (PreBind runs on
+the thread that moves it), so there a claim not ready at the first poll fails PreBind at once,
+with a message saying so.
 
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
 ``statusUnschedulable``. With DRAConsumableCapacity, devices that allow multiple allocations
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import threading
 import typing
 from collections.abc import Sequence
@@ -55,7 +59,9 @@ from typing import ClassVar, Final
 
 import attrs
 
+from schedframe import errors
 from schedframe import framework as fw
+from schedframe.config import format_duration
 from schedframe.errors import BackendError
 from schedframe.objects import (
     AllocationResult,
@@ -103,6 +109,10 @@ NO_NEW_CLAIMS: Final = "no new claims to deallocate"
 RESERVED_FOR_MAX_SIZE: Final = 256
 
 _TEN_SECONDS: Final = datetime.timedelta(seconds=10)
+#: Upstream's DynamicResourcesBindingTimeoutDefault: ten minutes.
+_TEN_MINUTES: Final = datetime.timedelta(minutes=10)
+#: Seconds between PreBind's polls of the binding conditions (upstream: 5s).
+BINDING_POLL_INTERVAL: Final = 5.0
 #: Upstream ``specialClaimInMemName``: the name of a pod's extended-resource claim until PreBind
 #: creates it (deliberately not a valid object name).
 SPECIAL_CLAIM_NAME: Final = "<extended-resources>"
@@ -120,18 +130,32 @@ def _non_negative(
 
 @attrs.frozen(kw_only=True)
 class DynamicResourcesArgs:
-    """Upstream ``DynamicResourcesArgs`` (v1), defaulted as in v1.36 (both timeouts 10s).
+    """Upstream ``DynamicResourcesArgs`` (v1), defaulted as in v1.36: ``filterTimeout`` 10s,
+    ``bindingTimeout`` 10 minutes (upstream's DynamicResourcesBindingTimeoutDefault).
 
     Attributes:
         filter_timeout: per-node Filter time budget (``filterTimeout``; 0 disables it), with
             DRASchedulerFilterTimeout, on the scheduler's clock: the virtual clock of a
             simulation does not move during a cycle, so there it never runs out.
         binding_timeout: how long PreBind waits for device binding conditions
-            (``bindingTimeout``); binding conditions are not modelled.
+            (``bindingTimeout``), and how long after ``allocationTimestamp`` a claim's
+            binding times out. With DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
+            on, less than one second is refused when the plugin is built, as upstream's
+            ValidateDynamicResourcesArgs does.
     """
 
     filter_timeout: datetime.timedelta = attrs.field(default=_TEN_SECONDS, validator=_non_negative)
-    binding_timeout: datetime.timedelta = attrs.field(default=_TEN_SECONDS, validator=_non_negative)
+    binding_timeout: datetime.timedelta = attrs.field(default=_TEN_MINUTES, validator=_non_negative)
+
+
+@typing.runtime_checkable
+class _SleepingClock(typing.Protocol):
+    """A clock PreBind can wait on: :class:`~schedframe.scheduler.RealClock` (the binding
+    thread sleeps) or a test clock whose ``sleep`` moves its own time."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
 
 
 class _NotSchedulable(Exception):
@@ -267,6 +291,8 @@ class DynamicResources(
             partitionable_devices=gates.enabled("DRAPartitionableDevices"),
             device_taints=gates.enabled("DRADeviceTaints"),
             consumable_capacity=gates.enabled("DRAConsumableCapacity"),
+            device_binding=gates.enabled("DRADeviceBindingConditions")
+            and gates.enabled("DRAResourceClaimDeviceStatus"),
         )
         self._queueing_hints = gates.enabled("SchedulerQueueingHints")
         self._filter_timeout = gates.enabled("DRASchedulerFilterTimeout")
@@ -276,6 +302,17 @@ class DynamicResources(
         self._binding_conditions = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
             "DRAResourceClaimDeviceStatus"
         )
+        if self._binding_conditions and args.binding_timeout < datetime.timedelta(seconds=1):
+            raise errors.ConfigError(
+                [
+                    errors.FieldIssue(
+                        path="bindingTimeout",
+                        kind=errors.INVALID,
+                        value=format_duration(args.binding_timeout.total_seconds()),
+                        detail="must be at least 1 second",
+                    )
+                ]
+            )
         self._cel = CELCache()
 
     @property
@@ -785,27 +822,66 @@ class DynamicResources(
             for c in s.claims
         ):
             return None
-        return self._check_binding_conditions(s)
+        return self._wait_for_binding_conditions(s, pod, node_name)
 
-    def _check_binding_conditions(self, s: _State) -> fw.Status | None:
-        """Upstream's wait in PreBind, at its first poll: every claim ready passes; a failed or
-        timed-out binding fails with upstream's texts. Waiting longer is not modelled."""
-        for index, claim in enumerate(s.claims):
-            current = self._dra.resource_claim(claim.namespace, claim.name) or claim
-            s.claims[index] = current
+    def _wait_for_binding_conditions(self, s: _State, pod: Pod, node_name: str) -> fw.Status | None:
+        """Upstream's wait in PreBind: poll at once and then every 5 seconds (on a fixed grid
+        from the start, as a Go ticker) until every claim is ready, a binding failed or timed
+        out (upstream's texts), or ``bindingTimeout`` has passed since the wait began
+        (``device binding timeout``). The scheduler's clock sleeps between polls; a clock
+        without ``sleep`` (the virtual clock of deterministic mode, where PreBind runs on the
+        thread that moves time) cannot wait, and PreBind then fails saying so."""
+        self._handle.event_recorder.eventf(
+            pod,
+            None,
+            "Normal",
+            "BindingConditionsPending",
+            "Scheduling",
+            f"waiting for binding conditions for device on node {node_name}",
+        )
+        clock = self._handle.clock
+        start = clock.now()
+        deadline = start + self._args.binding_timeout.total_seconds()
+        polls = 0
+        while True:
             try:
-                ready = _ready_for_binding(current)
+                pending = self._claim_not_ready(s)
             except _NotSchedulable as exc:
                 return fw.Status(fw.Code.ERROR, str(exc))
-            if ready:
+            if pending is None:
+                return None
+            if not isinstance(clock, _SleepingClock):
+                return fw.Status(
+                    fw.Code.ERROR,
+                    f"claim {pending}: waiting for device binding conditions "
+                    f"(DRADeviceBindingConditions) needs a clock that can sleep; "
+                    f"{type(clock).__name__} cannot (deterministic mode does not wait in PreBind)",
+                )
+            now = clock.now()
+            polls = max(polls + 1, math.floor((now - start) / BINDING_POLL_INTERVAL) + 1)
+            tick = start + polls * BINDING_POLL_INTERVAL
+            if tick >= deadline:
+                clock.sleep(max(deadline - now, 0.0))
+                return fw.Status(fw.Code.ERROR, "device binding timeout")
+            clock.sleep(tick - now)
+
+    def _claim_not_ready(self, s: _State) -> str | None:
+        """Upstream ``isPodReadyForBinding``: re-read each claim; the name of the first one not
+        ready yet, or ``None`` when all are.
+
+        Raises:
+            _NotSchedulable: a claim is gone, its binding failed or timed out.
+        """
+        for index, claim in enumerate(s.claims):
+            current = self._dra.resource_claim(claim.namespace, claim.name)
+            if current is None:
+                raise _NotSchedulable(f'resourceclaim.resource.k8s.io "{claim.name}" not found')
+            s.claims[index] = current
+            if _ready_for_binding(current):
                 continue
             if self._binding_timed_out(current):
-                return fw.Status(fw.Code.ERROR, f"claim {current.name} binding timeout")
-            return fw.Status(
-                fw.Code.ERROR,
-                f"claim {current.name}: waiting for device binding conditions "
-                "(DRADeviceBindingConditions) is not modelled by schedframe",
-            )
+                raise _NotSchedulable(f"claim {current.name} binding timeout")
+            return current.name
         return None
 
     def _bind_extended_claim(

@@ -20,7 +20,10 @@ Quantities are exact fractions, so upstream's "request cannot be represented" er
 amounts past int64 do not arise.
 
 Devices with binding conditions are selected only with ``Features.device_binding`` (upstream's
-DRADeviceBindingConditions); without it they are never selected, as upstream.
+``DeviceBindingAndStatus``: DRADeviceBindingConditions with DRAResourceClaimDeviceStatus);
+without it they are never selected, as upstream. With it, a result records its device's
+``bindingConditions`` and ``bindingFailureConditions``, and a device with ``bindsToNode``
+restricts the allocation to the node it was allocated for (as a node-local device does).
 """
 
 from __future__ import annotations
@@ -886,7 +889,8 @@ class _Run:
 
     def _result(self, ci: int, claim: ResourceClaim) -> AllocationResult:
         results = []
-        for i, (data, did, _dev, _rs) in enumerate(self.results[ci]):
+        binding = self.a.features.device_binding
+        for i, (data, did, dev, _rs) in enumerate(self.results[ci]):
             consumed = self.consumed_by_result.get((ci, i))
             share_id = None
             if consumed is not None:
@@ -902,6 +906,8 @@ class _Run:
                     tolerations=data.tolerations,
                     share_id=share_id,
                     consumed_capacity=consumed or {},
+                    binding_conditions=dev.binding_conditions if binding else (),
+                    binding_failure_conditions=(dev.binding_failure_conditions if binding else ()),
                 )
             )
         config: list[DeviceClaimConfiguration] = []
@@ -953,13 +959,16 @@ class _Run:
                 node_name, selector = dev.node_name, dev.node_selector
             else:
                 node_name, selector = rs.node_name, rs.node_selector
-            if node_name:
+            if node_name or (self.a.features.device_binding and dev.binds_to_node):
+                # Local to the node, or bound to it once allocated: the node allocated for.
                 return NodeSelector(
                     node_selector_terms=(
                         NodeSelectorTerm(
                             match_fields=(
                                 NodeSelectorRequirement(
-                                    key="metadata.name", operator="In", values=(node_name,)
+                                    key="metadata.name",
+                                    operator="In",
+                                    values=(self.node.name if self.node else node_name or "",),
                                 ),
                             )
                         ),
