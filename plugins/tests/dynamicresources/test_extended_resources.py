@@ -53,6 +53,7 @@ from schedframe.objects import (
 from schedframe.runtime import ClusterView, Framework
 from schedframe.runtime._dra import DRAStore
 from schedframe_plugins.dynamicresources import (
+    DELETE_PROTECTION_FINALIZER,
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     SPECIAL_CLAIM_NAME,
     DynamicResources,
@@ -148,7 +149,9 @@ RESERVED = (ResourceClaimConsumerReference(resource="pods", name=POD, uid=UID),)
 def extended_claim(
     *requests: DeviceRequest, alloc: AllocationResult, name: str = SPECIAL_CLAIM_NAME
 ) -> ResourceClaim:
-    """Upstream's extendedResourceClaim* fixtures (``NoName``: ``<extended-resources>``)."""
+    """Upstream's extendedResourceClaim* fixtures (``NoName``: ``<extended-resources>``); as
+    upstream's ``st.ResourceClaimWrapper.Allocation``, one with an allocation carries the
+    ``resource.kubernetes.io/delete-protection`` finalizer."""
     return ResourceClaim(
         metadata=ObjectMeta(
             name=name,
@@ -157,6 +160,7 @@ def extended_claim(
             generate_name=PREFIX,
             owner_references=(OWNER,),
             annotations={EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+            finalizers=(DELETE_PROTECTION_FINALIZER,) if alloc is not None else (),
         ),
         requests=requests,
         allocation=alloc,
