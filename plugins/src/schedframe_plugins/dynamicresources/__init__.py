@@ -910,7 +910,7 @@ class DynamicResources(
         current = self._dra.resource_claim(claim.namespace, claim.name) or claim
         kept = tuple(f for f in current.metadata.finalizers if f != DELETE_PROTECTION_FINALIZER)
         try:
-            self._dra.update_claim(
+            current = self._dra.update_claim(
                 attrs.evolve(current, metadata=attrs.evolve(current.metadata, finalizers=kept))
             )
         except BackendError as exc:
