@@ -560,6 +560,11 @@ def test_claim_change_hints() -> None:
     assert hint(POD_WITH_CLAIM, None, OTHER) is skip  # an unrelated claim
     assert hint(POD_WITH_CLAIM, OTHER_ALLOCATED, OTHER) is q  # deallocated: devices free
     assert hint(POD_WITH_CLAIM, PENDING, PENDING) is skip  # status unchanged
+    # Upstream "skip-adding-finalizer": a metadata-only change (a finalizer added) is skipped.
+    with_finalizer = attrs.evolve(
+        PENDING, metadata=attrs.evolve(PENDING.metadata, finalizers=("foo",))
+    )
+    assert hint(POD_WITH_CLAIM, PENDING, with_finalizer) is skip
     assert hint(POD_WITH_CLAIM, PENDING, ALLOCATED) is q
     pod_hint = pl.is_schedulable_after_pod_change
     waiting = pod(template=True, in_status=False)
