@@ -85,7 +85,10 @@ def test_pods_with_claim_templates_get_distinct_devices() -> None:
             pod = pods[owner.name]
             if c.allocation is None:
                 assert not pod.spec.node_name
+                assert c.metadata.finalizers == ()
                 continue
+            # Added (with an Update) before the allocation was written, as upstream.
+            assert c.metadata.finalizers == ("resource.kubernetes.io/delete-protection",)
             (result,) = c.allocation.devices.results
             devices.append((result.pool, result.device))
             assert result.pool == pod.spec.node_name
@@ -98,6 +101,12 @@ def test_pods_with_claim_templates_get_distinct_devices() -> None:
         # A pod finishing frees its device: the waiting pod gets it.
         first = next(iter(sorted(bound)))
         backend.delete(pods[first])
+        # Deallocated, its finalizer removed, then deleted with its pod.
+        assert all(
+            c.metadata.controller_ref is None or c.metadata.controller_ref.name != first
+            for c in backend.list("ResourceClaim")
+            if isinstance(c, ResourceClaim)
+        )
         sched.run_until_idle()
         assert sched.wait_for_bindings(timeout=30)
         again = backend.get("Pod", waiting)

@@ -14,6 +14,7 @@ The claim PreBind creates is named by the store (upstream's fake client names it
 
 from __future__ import annotations
 
+import collections.abc
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -53,6 +54,7 @@ from schedframe.objects import (
 from schedframe.runtime import ClusterView, Framework
 from schedframe.runtime._dra import DRAStore
 from schedframe_plugins.dynamicresources import (
+    DELETE_PROTECTION_FINALIZER,
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     SPECIAL_CLAIM_NAME,
     DynamicResources,
@@ -148,7 +150,9 @@ RESERVED = (ResourceClaimConsumerReference(resource="pods", name=POD, uid=UID),)
 def extended_claim(
     *requests: DeviceRequest, alloc: AllocationResult, name: str = SPECIAL_CLAIM_NAME
 ) -> ResourceClaim:
-    """Upstream's extendedResourceClaim* fixtures (``NoName``: ``<extended-resources>``)."""
+    """Upstream's extendedResourceClaim* fixtures (``NoName``: ``<extended-resources>``); as
+    upstream's ``st.ResourceClaimWrapper.Allocation``, one with an allocation carries the
+    ``resource.kubernetes.io/delete-protection`` finalizer."""
     return ResourceClaim(
         metadata=ObjectMeta(
             name=name,
@@ -157,6 +161,7 @@ def extended_claim(
             generate_name=PREFIX,
             owner_references=(OWNER,),
             annotations={EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+            finalizers=(DELETE_PROTECTION_FINALIZER,) if alloc is not None else (),
         ),
         requests=requests,
         allocation=alloc,
@@ -578,3 +583,62 @@ def test_filter_passes_iff_enough_free_devices_or_the_node_advertises_enough(
     else:
         assert fit_ok
         assert dra_ok is (wanted <= devices - taken)
+
+
+def _postfilter_on_prior_claim(
+    dra_setup: collections.abc.Callable[[DRAStore, list[str]], None],
+) -> fw.Status:
+    """PostFilter for a pod whose prior cycle's extended-resource claim blocks it."""
+    gates = FeatureGates(
+        emulated_version="1.36",
+        overrides={"DRAExtendedResource": True, "DRADeviceBindingConditions": False},
+    )
+    cluster = ClusterView(dra=[PRIOR_CLAIM_NODE2, GPU_CLASS, WORKER_SLICE])
+    handle = Framework(cluster=cluster, features=gates)
+    pl = DynamicResources(DynamicResourcesArgs(), handle)
+    dra = handle.shared_dra_manager()
+    assert isinstance(dra, DRAStore)
+    dra_setup(dra, [])
+    state = fw.CycleState()
+    assert pl.pre_filter(state, POD_GPU, []) is None
+    assert _status(pl.filter(state, POD_GPU, fw.NodeInfo(node()))) is not None
+    _, post = pl.post_filter(state, POD_GPU, fw.NodeToStatus())
+    assert post is not None
+    return post
+
+
+def test_deleting_a_claim_removes_its_finalizer_first() -> None:
+    # Upstream deleteClaim: an Update without resource.kubernetes.io/delete-protection, then
+    # the Delete.
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    def setup(dra: DRAStore, _: list[str]) -> None:
+        assert PRIOR_CLAIM_NODE2.metadata.finalizers == (DELETE_PROTECTION_FINALIZER,)
+
+        def update(claim: ResourceClaim) -> ResourceClaim:
+            calls.append(("update", claim.metadata.finalizers))
+            dra.set(claim)
+            return claim
+
+        class Deleter(_Writer):
+            def delete_resource_claim(self, claim: ResourceClaim) -> None:
+                calls.append(("delete", claim.metadata.finalizers))
+                super().delete_resource_claim(claim)
+
+        dra.updater = update
+        dra.claim_writer = Deleter(dra)
+
+    post = _postfilter_on_prior_claim(setup)
+    assert _status(post) == (U, "deletion of ResourceClaim completed")
+    assert calls == [("update", ()), ("delete", ())]
+
+
+def test_a_failed_finalizer_removal_is_upstreams_error() -> None:
+    def setup(dra: DRAStore, _: list[str]) -> None:
+        def update(claim: ResourceClaim) -> ResourceClaim:
+            raise BackendError("boom", reason="InternalError", code=500)
+
+        dra.updater = update
+
+    post = _postfilter_on_prior_claim(setup)
+    assert _status(post) == (ERR, f"update resourceclaim {NS}/{PRIOR_CLAIM.name}: boom")

@@ -12,8 +12,9 @@ The ``extended-resource*`` cases are in ``test_extended_resources.py``, the bind
 cases in ``test_binding_conditions.py``, the ``*-prioritized-list-scoring`` cases in
 ``test_prioritized_list_scoring.py``, ``timeout``, ``timeout_disabled`` and ``timeout_zero``
 in ``test_filter_timeout.py``. Not ported: ``canceled`` (schedframe never cancels a Filter
-call). The claims' finalizer
-(``resource.kubernetes.io/delete-protection``) that some cases expect is not modelled.
+call). As upstream's ``st.ResourceClaimWrapper.Allocation``, :func:`allocated` gives a claim
+the ``resource.kubernetes.io/delete-protection`` finalizer with its allocation, so the claims
+expected after PreBind carry it, and a claim PostFilter deallocated keeps it.
 """
 
 from __future__ import annotations
@@ -53,7 +54,11 @@ from schedframe.objects import (
     ResourceSlice,
 )
 from schedframe.runtime import ClusterView, Framework
-from schedframe_plugins.dynamicresources import DynamicResources, DynamicResourcesArgs
+from schedframe_plugins.dynamicresources import (
+    DELETE_PROTECTION_FINALIZER,
+    DynamicResources,
+    DynamicResourcesArgs,
+)
 
 NODE, NODE2, NODE3 = "worker", "worker-2", "worker-3"
 DRIVER, POD, UID, RES = "some-driver", "my-pod", "1234", "my-resource"
@@ -152,12 +157,26 @@ def allocation(request: str = "req-1", admin: bool = False) -> AllocationResult:
     )
 
 
+def protected(c: ResourceClaim) -> ResourceClaim:
+    """``c`` with the delete-protection finalizer (once)."""
+    if DELETE_PROTECTION_FINALIZER in c.metadata.finalizers:
+        return c
+    finalizers = (*c.metadata.finalizers, DELETE_PROTECTION_FINALIZER)
+    return attrs.evolve(c, metadata=attrs.evolve(c.metadata, finalizers=finalizers))
+
+
+def allocated(c: ResourceClaim, alloc: AllocationResult) -> ResourceClaim:
+    """Upstream ``st.FromResourceClaim(c).Allocation(alloc)``: the allocation set, the
+    delete-protection finalizer added when missing."""
+    return attrs.evolve(protected(c), allocation=alloc)
+
+
 RESERVED = (ResourceClaimConsumerReference(resource="pods", name=POD, uid=UID),)
 PENDING = claim()
-ALLOCATED = attrs.evolve(PENDING, allocation=allocation())
+ALLOCATED = allocated(PENDING, allocation())
 IN_USE = attrs.evolve(ALLOCATED, reserved_for=RESERVED)
 OTHER = claim("not-my-claim")
-OTHER_ALLOCATED = attrs.evolve(OTHER, allocation=allocation())
+OTHER_ALLOCATED = allocated(OTHER, allocation())
 
 
 def admin(c: ResourceClaim) -> ResourceClaim:
@@ -349,7 +368,7 @@ CASES: dict[str, Case] = {
         ],
         filter={NODE: (UU, "resourceclaim not available on the node")},
         postfilter=(U, "deallocation of ResourceClaim completed"),
-        stored=PENDING,
+        stored=protected(PENDING),  # deallocated; the finalizer stays (the controller's)
     ),
     "good-topology": Case(
         claims=[
@@ -424,9 +443,10 @@ CASES: dict[str, Case] = {
         claims=[claim(prioritized=True)],
         classes=[CLASS_OBJ],
         slices=[node_slice(NODE)],
-        in_flight=attrs.evolve(claim(prioritized=True), allocation=allocation("req-1/subreq-1")),
+        in_flight=allocated(claim(prioritized=True), allocation("req-1/subreq-1")),
         stored=attrs.evolve(
-            claim(prioritized=True), allocation=allocation("req-1/subreq-1"), reserved_for=RESERVED
+            allocated(claim(prioritized=True), allocation("req-1/subreq-1")),
+            reserved_for=RESERVED,
         ),
     ),
 }
@@ -540,6 +560,11 @@ def test_claim_change_hints() -> None:
     assert hint(POD_WITH_CLAIM, None, OTHER) is skip  # an unrelated claim
     assert hint(POD_WITH_CLAIM, OTHER_ALLOCATED, OTHER) is q  # deallocated: devices free
     assert hint(POD_WITH_CLAIM, PENDING, PENDING) is skip  # status unchanged
+    # Upstream "skip-adding-finalizer": a metadata-only change (a finalizer added) is skipped.
+    with_finalizer = attrs.evolve(
+        PENDING, metadata=attrs.evolve(PENDING.metadata, finalizers=("foo",))
+    )
+    assert hint(POD_WITH_CLAIM, PENDING, with_finalizer) is skip
     assert hint(POD_WITH_CLAIM, PENDING, ALLOCATED) is q
     pod_hint = pl.is_schedulable_after_pod_change
     waiting = pod(template=True, in_status=False)
@@ -568,4 +593,4 @@ def test_postfilter_deallocation_clears_the_device_statuses() -> None:
     )
     _, post = pl.post_filter(state, POD_WITH_CLAIM, fw.NodeToStatus())
     assert _status(post) == (U, "deallocation of ResourceClaim completed")
-    assert handle.shared_dra_manager().resource_claim(NS, CLAIM) == PENDING
+    assert handle.shared_dra_manager().resource_claim(NS, CLAIM) == protected(PENDING)

@@ -27,6 +27,7 @@ from schedframe.backends._protocols import (
     ExtendedResourceClaimWriter,
     Lister,
     ResourceClaimStatusWriter,
+    ResourceClaimWriter,
     Subscription,
     WatchEvent,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "Lister",
     "MemoryBackend",
     "ResourceClaimStatusWriter",
+    "ResourceClaimWriter",
     "Subscription",
     "WatchEvent",
     "admit_priority",

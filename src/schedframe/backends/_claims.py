@@ -13,8 +13,13 @@ written:
   pod waiting (DynamicResources' PreEnqueue says ``ResourceClaim not created yet``) until the
   template is created.
 * when a pod finishes or is deleted, it is removed from ``status.reservedFor`` of its claims;
-  a claim no pod reserves any more is deallocated; claims the pod owns are deleted (the
-  garbage collector's part). This covers the claim DynamicResources creates for a pod's
+  a claim no pod reserves any more that carries the ``resource.kubernetes.io/delete-protection``
+  finalizer (DynamicResources adds it with the allocation) is deallocated, then loses that
+  finalizer; claims the pod owns are deleted (the garbage collector's part).
+* a deleted claim that has finalizers stays, marked with ``deletionTimestamp``; when no pod
+  reserves it, the controller clears its allocation and removes the delete-protection
+  finalizer, and the claim goes once no finalizer is left (others are their owners'
+  business). This covers the claim DynamicResources creates for a pod's
   DRA-backed extended resources, which the pod's ``status.extendedResourceClaimStatus``
   names.
 """
@@ -34,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["POD_CLAIM_NAME_ANNOTATION"]
 
+#: Upstream ``resourceapi.Finalizer``: DynamicResources adds it with a claim's allocation.
+DELETE_PROTECTION: Final = "resource.kubernetes.io/delete-protection"
 #: Upstream ``resourceapi.PodResourceClaimAnnotation``.
 POD_CLAIM_NAME_ANNOTATION: Final = "resource.kubernetes.io/pod-claim-name"
 # apimachinery's rand.String alphabet (no vowels, no ambiguous characters).
@@ -137,7 +144,7 @@ def release_pod(backend: MemoryBackend, pod: Pod, *, delete_owned: bool) -> None
         if claim.is_reserved_for(pod.uid):
             kept = tuple(r for r in claim.reserved_for if r.uid != pod.uid)
             new = attrs.evolve(claim, reserved_for=kept)
-            if not kept:
+            if not kept and DELETE_PROTECTION in claim.metadata.finalizers:
                 new = attrs.evolve(new, allocation=None)
             # The update (deallocation) comes first, as upstream's controller writes it
             # before the garbage collector deletes the claim: pods waiting for devices are
@@ -145,5 +152,45 @@ def release_pod(backend: MemoryBackend, pod: Pod, *, delete_owned: bool) -> None
             written = backend._write("ResourceClaim", key, new, claim)
             assert isinstance(written, ResourceClaim)
             claim = written
+            if not kept:
+                remaining = _drop_protection(backend, key, claim)
+                if remaining is None:
+                    continue  # it was being deleted: now gone
+                claim = remaining
         if owned:
-            backend._remove("ResourceClaim", key, claim)
+            backend._delete("ResourceClaim", key, None)
+
+
+def _drop_protection(
+    backend: MemoryBackend, key: tuple[str, str], claim: ResourceClaim
+) -> ResourceClaim | None:
+    """The controller's second write for a claim nobody reserves: remove the delete-protection
+    finalizer once the claim is unallocated (an ``Update``). None when that removed the
+    claim (it was being deleted and had no other finalizer)."""
+    finalizers = claim.metadata.finalizers
+    if claim.allocation is not None or DELETE_PROTECTION not in finalizers:
+        return claim
+    kept = tuple(f for f in finalizers if f != DELETE_PROTECTION)
+    new = attrs.evolve(claim, metadata=attrs.evolve(claim.metadata, finalizers=kept))
+    if claim.metadata.deletion_timestamp is not None and not kept:
+        backend._remove("ResourceClaim", key, new)
+        return None
+    written = backend._write("ResourceClaim", key, new, claim)
+    assert isinstance(written, ResourceClaim)
+    return written
+
+
+def sync_deleted_claim(backend: MemoryBackend, key: tuple[str, str], claim: ResourceClaim) -> None:
+    """A claim just marked for deletion (it has finalizers): when no pod reserves it and it
+    has the delete-protection finalizer, clear its allocation (a status write) and remove the
+    finalizer, as upstream's controller does; the claim goes when no finalizer is left.
+
+    Called with the backend's lock held.
+    """
+    if claim.reserved_for or DELETE_PROTECTION not in claim.metadata.finalizers:
+        return
+    if claim.allocation is not None:
+        written = backend._write("ResourceClaim", key, attrs.evolve(claim, allocation=None), claim)
+        assert isinstance(written, ResourceClaim)
+        claim = written
+    _drop_protection(backend, key, claim)

@@ -507,6 +507,33 @@ class MemoryBackend:
         assert isinstance(result, ResourceClaim)
         return result
 
+    def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write a claim's metadata and spec (DynamicResources adds and removes the
+        ``resource.kubernetes.io/delete-protection`` finalizer so), as a PUT of the claim: the
+        stored status is kept, the resourceVersion (when set) must match. Removing the last
+        finalizer of a deleted claim completes its deletion.
+
+        Raises:
+            BackendError: 404 ``NotFound``; 409 ``Conflict`` on a stale resourceVersion or a
+                different uid.
+        """
+        with self._lock:
+            self._check_failure("update")
+            key = _key("ResourceClaim", claim)
+            stored = self._store["ResourceClaim"].get(key)
+            if not isinstance(stored, ResourceClaim):
+                raise _not_found("ResourceClaim", key[1])
+            obj = evolve(
+                claim,
+                allocation=stored.allocation,
+                reserved_for=stored.reserved_for,
+                devices=stored.devices,
+            )
+            result = self._update("ResourceClaim", obj, check_version=True)
+        self._drain()
+        assert isinstance(result, ResourceClaim)
+        return result
+
     def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
         """Create ``claim`` (DynamicResources' claim for a pod's DRA-backed extended
         resources), naming it from ``metadata.generateName`` when it has no name: five
@@ -1014,6 +1041,14 @@ class MemoryBackend:
             resource_version=stored.metadata.resource_version,
         )
         new = evolve(obj, metadata=new_meta)
+        if (
+            isinstance(new, ResourceClaim)
+            and stored.metadata.deletion_timestamp is not None
+            and stored.metadata.finalizers
+            and not new_meta.finalizers
+        ):
+            # The last finalizer of a deleted claim is gone: the deletion completes.
+            return self._remove(kind, key, new)
         if new == stored:
             # Nothing changed: no write, no event; the storage controller still looks at the
             # object, as its periodic resync would.
@@ -1064,6 +1099,16 @@ class MemoryBackend:
                 timer = clock.call_later(grace, lambda: self._finalize_later(key, uid))
                 self._finalizing[key] = (clock.now() + grace, uid, timer)
                 return result
+        if isinstance(stored, ResourceClaim) and stored.metadata.finalizers:
+            # Finalizers keep a deleted claim, marked, until they are all removed.
+            if stored.metadata.deletion_timestamp is not None:
+                return stored
+            marked = self._write(
+                kind, key, stored, stored, metadata={"deletion_timestamp": self._now()}
+            )
+            assert isinstance(marked, ResourceClaim)
+            _claims.sync_deleted_claim(self, key, marked)
+            return self._store[kind].get(key, marked)
         return self._remove(kind, key, stored)
 
     def _grace_period(self, pod: Pod, requested: int | None) -> int:

@@ -23,6 +23,7 @@ __all__ = [
     "ExtendedResourceClaimWriter",
     "Lister",
     "ResourceClaimStatusWriter",
+    "ResourceClaimWriter",
     "Subscription",
     "WatchEvent",
 ]
@@ -123,6 +124,27 @@ class ResourceClaimStatusWriter(Protocol):
 
         Raises:
             BackendError: when the API refuses the write.
+        """
+        ...
+
+
+@runtime_checkable
+class ResourceClaimWriter(Protocol):
+    """A backend that can update a ResourceClaim itself, not its status: DynamicResources'
+    PreBind adds the ``resource.kubernetes.io/delete-protection`` finalizer with such an
+    ``Update`` before it writes an allocation, and removes it before deleting the claim of a
+    pod's DRA-backed extended resources. Both built-in backends are; with one that is not, the
+    scheduler keeps the finalizer in its own store only.
+
+    .. versionadded:: 0.3
+    """
+
+    def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write ``claim``'s metadata and spec (its status is kept), with its resourceVersion
+        as the optimistic-concurrency check; the stored claim back.
+
+        Raises:
+            BackendError: 409 ``Conflict`` on a stale resourceVersion, 404 ``NotFound``.
         """
         ...
 

@@ -313,6 +313,10 @@ class SharedDRAManager(Protocol):
         """Write a claim's status to the cluster; the stored claim back."""
         ...
 
+    def update_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write a claim itself (its finalizers), not its status; the stored claim back."""
+        ...
+
     def create_claim(self, claim: ResourceClaim) -> ResourceClaim:
         """Create a claim in the cluster (named from ``generateName`` when it has no name);
         the stored claim back (DRA-backed extended resources)."""

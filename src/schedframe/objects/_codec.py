@@ -499,8 +499,10 @@ def _metadata(
         deletion_timestamp=r.time(d, "deletionTimestamp", path),
         resource_version=r.text(d, "resourceVersion", path),
         generate_name=r.text(d, "generateName", path),
+        finalizers=r.texts(d, "finalizers", path),
     )
     if r.api:
+        _check_finalizers(r, meta.finalizers, _join(path, "finalizers"))
         if name:
             r.check(_api.name_issues(name, _join(path, "name"), name_rule))
         if meta.generate_name:
@@ -516,6 +518,18 @@ def _metadata(
         r.check(label_issues(meta.labels, _join(path, "labels")))
         r.check(annotation_issues(meta.annotations, _join(path, "annotations")))
     return meta
+
+
+def _check_finalizers(r: _Reader, finalizers: tuple[str, ...], where: str) -> None:
+    # Upstream ValidateFinalizers (apimachinery ValidateObjectMetaAccessor): each a qualified
+    # name, reported at the list's path; "orphan" and "foregroundDeletion" not both.
+    for finalizer in finalizers:
+        for message in is_qualified_name(finalizer):
+            r.invalid(where, finalizer, message)
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        r.invalid(
+            where, list(finalizers), "finalizer orphan and foregroundDeletion cannot be both set"
+        )
 
 
 def _check_values(
@@ -1149,6 +1163,7 @@ def _with_uid(meta: ObjectMeta, uid: str) -> ObjectMeta:
         deletion_timestamp=meta.deletion_timestamp,
         resource_version=meta.resource_version,
         generate_name=meta.generate_name,
+        finalizers=meta.finalizers,
     )
 
 
@@ -1739,6 +1754,7 @@ def _meta_out(meta: ObjectMeta) -> dict[str, object]:
         _put(entry, "controller", ref.controller)
         refs.append(entry)
     _put(out, "ownerReferences", refs)
+    _put(out, "finalizers", list(meta.finalizers))
     if meta.creation_timestamp is not None:
         out["creationTimestamp"] = _time_str(meta.creation_timestamp)
     if meta.deletion_timestamp is not None:

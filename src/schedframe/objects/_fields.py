@@ -23,7 +23,6 @@ OBJECT_META: Final = (
     "selfLink",
     "generation",
     "deletionGracePeriodSeconds",
-    "finalizers",
     "managedFields",
 )
 

@@ -194,6 +194,9 @@ class ObjectMeta:
     deletion_timestamp: datetime | None = None
     resource_version: str = ""
     generate_name: str = ""
+    #: ``metadata.finalizers``: the keys that keep a deleted object stored (its
+    #: ``deletionTimestamp`` set) until every one is removed; in the API's order.
+    finalizers: tuple[str, ...] = ()
 
     @property
     def controller_ref(self) -> OwnerReference | None:

@@ -90,6 +90,9 @@ class DRAStore:
         self._assumed: dict[tuple[str, str], ResourceClaim] = {}
         self.writer: Callable[[ResourceClaim], ResourceClaim] | None = None
         self.claim_writer: ExtendedResourceClaimWriter | None = None
+        #: When set (the scheduler sets it to its backend's claim update), sends a whole claim
+        #: (its metadata: finalizers) to the cluster and returns the stored claim.
+        self.updater: Callable[[ResourceClaim], ResourceClaim] | None = None
         #: Without a ``claim_writer``: the pod statuses written, by (namespace, name).
         self.extended_resource_claim_statuses: dict[
             tuple[str, str], PodExtendedResourceClaimStatus
@@ -249,6 +252,19 @@ class DRAStore:
         """
         if self.writer is not None:
             return self.writer(claim)
+        self.set(claim)
+        return claim
+
+    def update_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write ``claim`` itself (an ``Update``, not of the status: DynamicResources adds and
+        removes the ``resource.kubernetes.io/delete-protection`` finalizer with it); the
+        stored claim back.
+
+        Raises:
+            BackendError: when the backend refuses the write.
+        """
+        if self.updater is not None:
+            return self.updater(claim)
         self.set(claim)
         return claim
 

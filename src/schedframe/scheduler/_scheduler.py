@@ -34,6 +34,7 @@ from schedframe import framework as fw
 from schedframe.backends._protocols import (
     ExtendedResourceClaimWriter,
     ResourceClaimStatusWriter,
+    ResourceClaimWriter,
 )
 from schedframe.extender import EXTENDER_NAME, apply_ignored_resources, build_extenders
 from schedframe.hooks._observers import Observers
@@ -257,6 +258,8 @@ class Scheduler:
             self.cluster.dra.writer = backend.update_resource_claim_status
         if isinstance(backend, ExtendedResourceClaimWriter):
             self.cluster.dra.claim_writer = backend
+        if isinstance(backend, ResourceClaimWriter):
+            self.cluster.dra.updater = backend.update_resource_claim
         if max_results is not None and max_results < 1:
             raise ValueError("max_results must be at least 1")
         if max_events is not None and max_events < 1:

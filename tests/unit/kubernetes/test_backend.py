@@ -731,6 +731,71 @@ def test_dra_kinds_are_watched_and_claim_statuses_written(
     assert info.value.code == 409
 
 
+def test_claim_update_writes_the_finalizer_and_keeps_the_status(
+    fake: FakeAPIServer, make_backend: MakeBackend
+) -> None:
+    # DynamicResources' Update adding resource.kubernetes.io/delete-protection before the
+    # allocation: a PUT of the claim, its status kept, its resourceVersion checked.
+    from schedframe.backends import ResourceClaimWriter
+    from schedframe.objects import (
+        AllocationResult,
+        DeviceAllocationResult,
+        DeviceRequestAllocationResult,
+        ResourceClaim,
+    )
+
+    fake.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {},
+        }
+    )
+    backend = started(make_backend)
+    assert isinstance(backend, ResourceClaimWriter)
+    wait_until(lambda: len(backend.list("ResourceClaim")) == 1)
+    (claim,) = backend.list("ResourceClaim")
+    assert isinstance(claim, ResourceClaim)
+    allocation = AllocationResult(
+        devices=DeviceAllocationResult(
+            results=(DeviceRequestAllocationResult(request="r", driver="d", pool="p", device="x"),)
+        )
+    )
+    allocated = backend.update_resource_claim_status(attrs.evolve(claim, allocation=allocation))
+    finalizers = ("resource.kubernetes.io/delete-protection",)
+    sent = attrs.evolve(allocated, metadata=attrs.evolve(allocated.metadata, finalizers=finalizers))
+    written = backend.update_resource_claim(sent)
+    assert written.metadata.finalizers == finalizers and written.allocation == allocation
+    stored = fake.get("ResourceClaim", "c", "default")
+    assert stored is not None
+    assert stored["metadata"]["finalizers"] == list(finalizers)
+    assert stored["status"]["allocation"]["devices"]["results"][0]["device"] == "x"
+    wait_until(
+        lambda: (
+            getattr(
+                backend.get("ResourceClaim", "c", "default"), "metadata", claim.metadata
+            ).finalizers
+            == finalizers
+        )
+    )
+    # The version sent is stale now: a conflict.
+    with pytest.raises(BackendError) as info:
+        backend.update_resource_claim(sent)
+    assert info.value.code == 409
+    # Deleting keeps it (finalizer), marked; removing the finalizer completes the deletion.
+    backend.delete_resource_claim(written)
+    marked = fake.get("ResourceClaim", "c", "default")
+    assert marked is not None and marked["metadata"].get("deletionTimestamp")
+    rv = marked["metadata"]["resourceVersion"]
+    backend.update_resource_claim(
+        attrs.evolve(
+            written, metadata=attrs.evolve(written.metadata, finalizers=(), resource_version=rv)
+        )
+    )
+    assert fake.get("ResourceClaim", "c", "default") is None
+
+
 def test_extended_resource_claims_created_deleted_and_recorded(
     fake: FakeAPIServer, make_backend: MakeBackend
 ) -> None:

@@ -105,6 +105,7 @@ def test_cluster_role_is_least_privilege() -> None:
         ("ClusterRole", "resource.k8s.io", "resourceclaims/status", "update"),
         ("ClusterRole", "resource.k8s.io", "resourceclaims", "create"),
         ("ClusterRole", "resource.k8s.io", "resourceclaims", "delete"),
+        ("ClusterRole", "resource.k8s.io", "resourceclaims", "update"),
         ("ClusterRole", "events.k8s.io", "events", "create"),
         ("ClusterRole", "events.k8s.io", "events", "patch"),
         ("Role", "coordination.k8s.io", "leases", "create"),

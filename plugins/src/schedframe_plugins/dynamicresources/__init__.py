@@ -43,8 +43,14 @@ with a message saying so.
 
 Statuses for "cannot schedule now" are UnschedulableAndUnresolvable, as upstream's
 ``statusUnschedulable``. With DRAConsumableCapacity, devices that allow multiple allocations
-are shared by capacity (see the allocator). Not modelled: the claim finalizer
-(``resource.kubernetes.io/delete-protection``), cancelling a Filter call (upstream: its context).
+are shared by capacity (see the allocator). Not modelled: cancelling a Filter call (upstream:
+its context).
+
+Before PreBind writes an allocation it adds the ``resource.kubernetes.io/delete-protection``
+finalizer to the claim with an ``Update`` (when missing), as upstream; Reserve's in-flight
+claim carries it too. Deallocation (PostFilter) leaves it, as upstream: the resourceclaim
+controller removes it. Deleting the claim of a pod's DRA-backed extended resources removes it
+first (an ``Update``), then deletes.
 """
 
 from __future__ import annotations
@@ -94,6 +100,7 @@ from schedframe_plugins.dynamicresources._extended import (
 )
 
 __all__ = [
+    "DELETE_PROTECTION_FINALIZER",
     "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
     "NO_NEW_CLAIMS",
     "SPECIAL_CLAIM_NAME",
@@ -116,6 +123,8 @@ BINDING_POLL_INTERVAL: Final = 5.0
 #: Upstream ``specialClaimInMemName``: the name of a pod's extended-resource claim until PreBind
 #: creates it (deliberately not a valid object name).
 SPECIAL_CLAIM_NAME: Final = "<extended-resources>"
+#: Upstream ``resourceapi.Finalizer``: added to a claim before its allocation is written.
+DELETE_PROTECTION_FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 #: Upstream ``resourceapi.ExtendedResourceClaimAnnotation``.
 EXTENDED_RESOURCE_CLAIM_ANNOTATION: Final = "resource.kubernetes.io/extended-resource-claim"
 _STATE: Final = fw.StateKey["_State"](NAME)
@@ -667,7 +676,7 @@ class DynamicResources(
         if special is not None and created:
             # A prior cycle's extended-resource claim: delete it, and start anew.
             try:
-                self._dra.delete_claim(special)
+                self._delete_claim(special)
             except BackendError as exc:
                 return None, fw.Status(fw.Code.ERROR, str(exc))
             return None, fw.Status(fw.Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
@@ -744,7 +753,7 @@ class DynamicResources(
             if claim is special and s.extended is not None:
                 claim = s.extended.node_claims.get(node_name) or claim
             self._dra.signal_claim_pending_allocation(
-                claim.metadata.uid, attrs.evolve(claim, allocation=allocation)
+                claim.metadata.uid, attrs.evolve(_protected(claim), allocation=allocation)
             )
         return None
 
@@ -776,7 +785,7 @@ class DynamicResources(
         if special.name == SPECIAL_CLAIM_NAME:
             return  # never created
         try:
-            self._dra.delete_claim(special)
+            self._delete_claim(special)
         except BackendError:
             pass  # upstream logs it; PostFilter deletes it on the next attempt
 
@@ -940,6 +949,12 @@ class DynamicResources(
         if allocation is not None:
             if current.allocation is not None:
                 raise _NotSchedulable(f"claim {key} got allocated elsewhere in the meantime")
+            if DELETE_PROTECTION_FINALIZER not in current.metadata.finalizers:
+                # A normal update first: the status write cannot change metadata.
+                try:
+                    current = self._dra.update_claim(_protected(current))
+                except BackendError as exc:
+                    raise _NotSchedulable(f"add finalizer to claim {key}: {exc}") from exc
             current = attrs.evolve(current, allocation=allocation)
         ref = ResourceClaimConsumerReference(resource="pods", name=pod.name, uid=pod.uid)
         updated = attrs.evolve(current, reserved_for=(*current.reserved_for, ref))
@@ -960,6 +975,27 @@ class DynamicResources(
         if allocation is not None:
             self._dra.assume_claim_after_api_call(written)
         return written
+
+    def _delete_claim(self, claim: ResourceClaim) -> None:
+        """Upstream ``deleteClaim``: an ``Update`` without the delete-protection finalizer (to
+        unblock the removal), then the ``Delete``.
+
+        Raises:
+            BackendError: the failed write; the update's says ``update resourceclaim``.
+        """
+        current = self._dra.resource_claim(claim.namespace, claim.name) or claim
+        kept = tuple(f for f in current.metadata.finalizers if f != DELETE_PROTECTION_FINALIZER)
+        try:
+            current = self._dra.update_claim(
+                attrs.evolve(current, metadata=attrs.evolve(current.metadata, finalizers=kept))
+            )
+        except BackendError as exc:
+            raise BackendError(
+                f"update resourceclaim {current.namespace}/{current.name}: {exc}",
+                reason=exc.reason,
+                code=exc.code,
+            ) from exc
+        self._dra.delete_claim(current)
 
     # -- events -------------------------------------------------------------------------------
 
@@ -1103,6 +1139,15 @@ def _request_mappings(
                     )
                 )
     return tuple(mappings)
+
+
+def _protected(claim: ResourceClaim) -> ResourceClaim:
+    """``claim`` with the delete-protection finalizer appended when it lacks it."""
+    finalizers = claim.metadata.finalizers
+    if DELETE_PROTECTION_FINALIZER in finalizers:
+        return claim
+    meta = attrs.evolve(claim.metadata, finalizers=(*finalizers, DELETE_PROTECTION_FINALIZER))
+    return attrs.evolve(claim, metadata=meta)
 
 
 def _ready_for_binding(claim: ResourceClaim) -> bool:
