@@ -417,8 +417,11 @@ class NodeInfo:
 
 
 def _swap_remove(lst: list[PodInfo], uid: str) -> PodInfo | None:
-    # Upstream removes by moving the last element into the hole; order follows that.
-    for i, info in enumerate(lst):
+    # Upstream removes by moving the last element into the hole; order follows that. A
+    # node's pods have distinct uids, so where the search starts changes nothing but its
+    # cost: it starts at the end, where the pod a binding confirms (assumed last) usually is.
+    for i in range(len(lst) - 1, -1, -1):
+        info = lst[i]
         if info.pod.uid == uid:
             last = lst.pop()
             if i < len(lst):
