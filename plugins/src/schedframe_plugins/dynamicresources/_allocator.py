@@ -715,13 +715,14 @@ class _Run:
         )
         if data.device_class is not None and not self._selectors_match(
             key[0],
+            dev,
             view,
             did,
             data.device_class,
             [s.expression for s in data.device_class.selectors],
         ):
             return False
-        if not self._selectors_match(key[0], view, did, None, list(data.selectors)):
+        if not self._selectors_match(key[0], dev, view, did, None, list(data.selectors)):
             return False
         if rs.per_device_node_selection:
             return node_matches(self.node, dev.node_name, dev.all_nodes, dev.node_selector)
@@ -730,6 +731,7 @@ class _Run:
     def _selectors_match(
         self,
         ci: int,
+        dev: Device,
         view: DeviceView,
         did: DeviceID,
         device_class: DeviceClass | None,
@@ -747,7 +749,7 @@ class _Run:
                     f"{owner}: selector #{i}: CEL compile error: {compiled.error}"
                 )
             try:
-                if not compiled.device_matches(view):
+                if not compiled.device_matches_memo(dev, view):
                     return False
             except CELError as exc:
                 raise AllocationError(

@@ -283,12 +283,14 @@ def _runtime_message(exc: BaseException) -> str:
 class CompiledExpression:
     """One compiled selector: :meth:`device_matches`, or the compile error."""
 
-    __slots__ = ("error", "expression", "_program")
+    __slots__ = ("error", "expression", "_program", "_results")
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
         self.error: CELError | None = None
         self._program: Any = None
+        #: (driver, id(device)) -> (device, result): see :meth:`device_matches_memo`.
+        self._results: dict[tuple[str, int], tuple[object, bool]] = {}
         celpy = _celpy()
         try:
             env = celpy.Environment()
@@ -317,6 +319,32 @@ class CompiledExpression:
         if not isinstance(result, _types().BoolType):
             raise CELError(f"CEL result of type {type(result).__name__} should have been a bool")
         return bool(result)
+
+    def device_matches_memo(self, device: object, view: DeviceView) -> bool:
+        """:meth:`device_matches` of ``view``, remembered for ``device``.
+
+        ``device`` is the immutable object ``view`` was made from (with ``view.driver``): the
+        result depends on nothing else, so each expression evaluates each device once rather
+        than once per pod and node (celpy's evaluation is costly). The entry holds ``device``,
+        so its ``id`` cannot be reused while remembered; at :data:`_RESULTS_MAX` entries the
+        memo starts afresh. Runtime errors are not remembered (raised anew each time).
+
+        Raises:
+            CELError: at runtime (a missing key, a non-boolean result ...).
+        """
+        key = (view.driver, id(device))
+        entry = self._results.get(key)
+        if entry is not None and entry[0] is device:
+            return entry[1]
+        result = self.device_matches(view)
+        if len(self._results) >= _RESULTS_MAX:
+            self._results = {}
+        self._results[key] = (device, result)
+        return result
+
+
+#: The most device results one expression remembers (:meth:`CompiledExpression.device_matches_memo`).
+_RESULTS_MAX: Final = 65536
 
 
 class CELCache:
