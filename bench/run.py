@@ -367,10 +367,12 @@ def run_once(
                 backend.create(objects.make(op["template"], namespace=op.get("namespace", "")))
                 for _ in range(scaled(op["count"], scale))
             ]
-            if real and not op.get("skipWaitToCompletion"):
-                settle_real({p.uid for p in created})
+            if op.get("skipWaitToCompletion"):
+                # As upstream, in both modes: not waited for (gated pods never get a result).
+                # Their attempts fall in the next op's window, as they do on a real clock.
+                pass
             elif real:
-                pass  # as upstream: not waited for (gated pods never get a result)
+                settle_real({p.uid for p in created})
             else:
                 drain_deterministic()
         elif kind == "createPods":

@@ -160,3 +160,33 @@ def test_runner_runs_the_kubernetes_backend_against_the_fake_api_server(tmp_path
     # Init and measured pods are all pre-created: 50 + 100 at 1/10 scale.
     assert result["bound"] == result["measured_pods"] == 150
     assert 0 < result["sync_s"] < result["first_binding_s"] <= result["span_s"]
+
+
+def test_deterministic_mode_leaves_skip_wait_pods_to_the_measured_window() -> None:
+    # As upstream and as real mode: a createPods op with skipWaitToCompletion is not waited
+    # for, so its pods' first attempts fall in the measured op's window. Deterministic mode
+    # drained them first before, and its window held only the measured pods' attempts.
+    runner = _load_runner()
+    workload = {
+        "name": "Unschedulable/tiny",
+        "ops": [
+            {"op": "createNodes", "count": 5, "template": "node-default"},
+            {
+                "op": "createPods",
+                "count": 3,
+                "template": "pod-large-cpu",
+                "namespace": "sched-0",
+                "skipWaitToCompletion": True,
+            },
+            {
+                "op": "createPods",
+                "count": 4,
+                "template": "pod-default",
+                "namespace": "sched-1",
+                "collectMetrics": True,
+            },
+        ],
+    }
+    result = runner.run_once(workload, 1.0, mode="deterministic")
+    assert result["bound"] == result["measured_pods"] == 4
+    assert result["cycles"] == 3 + 4
