@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from schedframe.errors import BackendError, ConfigError
+from schedframe.errors import BackendError
 from schedframe.objects import Pod
-from schedframe.simulation._scenario import Scenario, ScenarioResult, _Run
+from schedframe.simulation._scenario import Scenario, ScenarioResult, _Run, run_config
 from schedframe.simulation._trace import Trace, TraceEvent, load_trace
 
 if TYPE_CHECKING:
@@ -350,20 +350,8 @@ def replay(
         ManifestError: a bad trace file, naming the file, the line and the field path.
         ConfigError: a bad configuration.
     """
-    from schedframe.config import KubeSchedulerConfiguration, load_config
-
     loaded = trace if isinstance(trace, Trace) else load_trace(trace)
-    source = (
-        None
-        if isinstance(config, KubeSchedulerConfiguration | Mapping) or config is None
-        else os.fspath(config)
-    )
-    try:
-        cfg = config if isinstance(config, KubeSchedulerConfiguration) else load_config(config)
-    except ConfigError as exc:
-        if exc.source is None and source is not None:
-            raise exc.with_source(source) from None
-        raise
+    cfg = run_config(config)
     ours = frozenset(p.scheduler_name for p in cfg.profiles)
     recorded = _Recorded(loaded, ours)
     result = _ReplayRun(loaded, cfg, registry, seed, ours).run()

@@ -466,11 +466,15 @@ def _taint(raw: object, path: str, issues: list[FieldIssue]) -> Taint | None:
     return Taint(key=str(key), value=str(value), effect=str(effect))
 
 
-def load_scenario(source: str | os.PathLike[str]) -> Scenario:
-    """Load a scenario file (YAML); ``cluster`` and ``workload`` paths are relative to it.
+def read_yaml_mapping(
+    source: str | os.PathLike[str], what: str
+) -> tuple[Path, str, Mapping[str, object]]:
+    """Read a YAML file that must hold one mapping (a scenario, a sweep spec): its path, its
+    name for messages, and the mapping.
 
     Raises:
-        ManifestError: bad YAML or any bad field, naming the file and the field path.
+        ManifestError: the file cannot be read, is not YAML, or is not a mapping (``what``
+            names the kind of file in the message: "a scenario must be a mapping").
     """
     from schedframe._yaml import load_strict
 
@@ -482,7 +486,17 @@ def load_scenario(source: str | os.PathLike[str]) -> Scenario:
         raise ManifestError(f"cannot read: {exc.strerror}", source=name) from None
     doc = load_strict(text, name)
     if not isinstance(doc, Mapping):
-        raise ManifestError("a scenario must be a mapping", source=name)
+        raise ManifestError(f"{what} must be a mapping", source=name)
+    return path, name, doc
+
+
+def load_scenario(source: str | os.PathLike[str]) -> Scenario:
+    """Load a scenario file (YAML); ``cluster`` and ``workload`` paths are relative to it.
+
+    Raises:
+        ManifestError: bad YAML or any bad field, naming the file and the field path.
+    """
+    path, name, doc = read_yaml_mapping(source, "a scenario")
     try:
         return scenario_from_dict(doc, source=name, base=path.parent)
     except ManifestError as exc:
@@ -1022,17 +1036,26 @@ def run_scenario(
     Raises:
         ConfigError: a bad configuration.
     """
+    return _Run(scenario, run_config(config), registry, seed).run()
+
+
+def run_config(
+    config: KubeSchedulerConfiguration | Mapping[str, object] | str | os.PathLike[str] | None,
+) -> KubeSchedulerConfiguration:
+    """The configuration a run uses: ``config`` as given, loaded from a mapping or a file, or
+    the defaults for ``None``.
+
+    Raises:
+        ConfigError: a bad configuration, naming the file it came from.
+    """
     from schedframe.config import KubeSchedulerConfiguration, load_config
 
-    source = (
-        None
-        if isinstance(config, KubeSchedulerConfiguration | Mapping) or config is None
-        else os.fspath(config)
-    )
+    if isinstance(config, KubeSchedulerConfiguration):
+        return config
+    source = None if isinstance(config, Mapping) or config is None else os.fspath(config)
     try:
-        cfg = config if isinstance(config, KubeSchedulerConfiguration) else load_config(config)
+        return load_config(config)
     except ConfigError as exc:
         if exc.source is None and source is not None:
             raise exc.with_source(source) from None
         raise
-    return _Run(scenario, cfg, registry, seed).run()

@@ -510,17 +510,9 @@ def load_sweep(source: str | os.PathLike[str]) -> tuple[SweepCase, ...]:
     Raises:
         ManifestError: bad YAML or any bad field, naming the file and the field path.
     """
-    from schedframe._yaml import load_strict
+    from schedframe.simulation._scenario import read_yaml_mapping
 
-    path = Path(source)
-    name = os.fspath(source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ManifestError(f"cannot read: {exc.strerror}", source=name) from None
-    doc = load_strict(text, name)
-    if not isinstance(doc, Mapping):
-        raise ManifestError("a sweep spec must be a mapping", source=name)
+    path, name, doc = read_yaml_mapping(source, "a sweep spec")
     return sweep_from_dict(doc, source=name, base=path.parent)
 
 
