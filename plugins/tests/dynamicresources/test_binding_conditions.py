@@ -187,6 +187,14 @@ MIXED = allocated(
 PLAIN = allocated(binding=False)
 #: Allocated 10s before a 600s binding timeout runs out, no condition reported yet.
 PENDING = allocated(at=NOW - datetime.timedelta(seconds=590), conditions=[])
+
+
+def _stamped(claim: ResourceClaim, at: datetime.datetime) -> ResourceClaim:
+    """``claim`` with its allocation stamped at ``at``."""
+    assert claim.allocation is not None
+    return attrs.evolve(claim, allocation=attrs.evolve(claim.allocation, allocation_timestamp=at))
+
+
 PENDING2 = allocated(
     CLAIM2,
     driver=DRIVER2,
@@ -319,11 +327,7 @@ CASES: dict[str, Case] = {
     # own timeout: polls at 0s, 5s, 10s, then the deadline at 12s.
     "prebind-wait-times-out": Case(
         pod=pod(CLAIM),
-        claims=[
-            attrs.evolve(
-                PENDING, allocation=attrs.evolve(PENDING.allocation, allocation_timestamp=NOW)
-            )
-        ],
+        claims=[_stamped(PENDING, NOW)],
         binding_timeout=datetime.timedelta(seconds=12),
         prebind=(ERR, "device binding timeout"),
         stored=[attrs.evolve(PENDING, reserved_for=RESERVED)],
