@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final, NoReturn
+from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 import attrs
 
@@ -365,11 +365,10 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
 # --------------------------------------------------------------------------------------------
 
 
-class _Backend:
-    """What a recorder needs of a backend (both backends have it)."""
+class _Watchable(Protocol):
+    """What a recorder needs of a backend: its watch (both backends have it)."""
 
-    def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription:
-        raise NotImplementedError
+    def subscribe(self, callback: Callable[[WatchEvent], None]) -> Subscription: ...
 
 
 class TraceRecorder:
@@ -434,7 +433,7 @@ class TraceRecorder:
             self._write(_dumps(header), event=False)
         return self
 
-    def attach(self, backend: _Backend | Any) -> TraceRecorder:
+    def attach(self, backend: _Watchable) -> TraceRecorder:
         """Open the file if needed, write the backend's objects, then follow its watch.
 
         Raises:

@@ -205,7 +205,7 @@ def test_the_recorder_never_writes_secrets(tmp_path: Path) -> None:
         kind = "Secret"
 
     class Backend:
-        def subscribe(self, callback: Callable[[WatchEvent], None]) -> object:
+        def subscribe(self, callback: Callable[[WatchEvent], None]) -> Backend:
             callback(WatchEvent(type="ADDED", obj=Secret(), old=None, resource_version=1))
             return self
 
