@@ -63,21 +63,48 @@ class WaitingPermit(fw.PermitPlugin, fw.EnqueueExtensions):
         return ()
 
 
+class HaltingReserve(fw.ReservePlugin, fw.EnqueueExtensions):
+    """Halts :attr:`scheduler` when it reserves a pod labelled ``halt`` (a signal arriving
+    mid-cycle); takes 50 ms to reserve a pod labelled ``slow``."""
+
+    name: ClassVar[str] = "TestHaltingReserve"
+    scheduler: ClassVar[Scheduler | None] = None
+
+    def __init__(self, args: object, handle: fw.Handle) -> None:
+        self.handle = handle
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if "halt" in pod.labels and self.scheduler is not None:
+            self.scheduler.halt()
+        if "slow" in pod.labels:
+            time.sleep(0.05)
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        return None
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        return ()
+
+
 @pytest.fixture(autouse=True)
 def _reset_plugin() -> None:
     BlockingPreBind.release = threading.Event()
     BlockingPreBind.entered = []
+    HaltingReserve.scheduler = None
 
 
 def _scheduler(**kwargs: Any) -> tuple[Scheduler, Any]:
     registry = Registry.discover()
     registry.register("TestBlockingPreBind", BlockingPreBind)
     registry.register("TestWaitingPermit", WaitingPermit)
+    registry.register("TestHaltingReserve", HaltingReserve)
     cfg = config(
         profile(
             plugins={
                 "preBind": {"enabled": [{"name": "TestBlockingPreBind"}]},
                 "permit": {"enabled": [{"name": "TestWaitingPermit"}]},
+                "reserve": {"enabled": [{"name": "TestHaltingReserve"}]},
             }
         )
     )
@@ -159,6 +186,105 @@ def test_pods_waiting_on_permit_hold_no_binding_slot() -> None:
                 waiting.allow("TestWaitingPermit")
         assert _until(lambda: len(_bound(backend)) == 10)
         assert _until(lambda: sched.in_flight() == 0)
+    finally:
+        sched.stop()
+        loop.join(WAIT)
+
+
+def test_the_loop_hands_over_the_cycles_it_holds_before_waiting_for_a_pod() -> None:
+    # The loop holds binding cycles and hands them over in batches; whenever it waits for a
+    # pod, none may be left held (nothing else would hand them over).
+    sched, backend = _scheduler()
+    queue: Any = sched.queue
+    real_pop = queue.pop
+    held_at_wait: list[int] = []
+
+    def pop(block: bool = False, timeout: float | None = None) -> Any:
+        if block:
+            held_at_wait.append(sched._binders.held)
+        return real_pop(block=block, timeout=timeout)
+
+    queue.pop = pop
+    loop = _run_in_background(sched)
+    try:
+        for wave in range(5):
+            for i in range(wave + 1):  # 1..5 pods: fewer than a batch
+                backend.create(make_pod(f"p-{wave}-{i}"))
+            assert _until(lambda n=(wave + 1) * (wave + 2) // 2: len(_bound(backend)) == n)
+            time.sleep(0.05)
+        assert held_at_wait and set(held_at_wait) == {0}
+    finally:
+        sched.stop()
+        loop.join(WAIT)
+
+
+def test_quick_cycles_hold_their_bindings_and_a_slow_cycle_hands_them_over() -> None:
+    # A cycle as long as a hold may be followed by another: its binding, and those held
+    # before it, are handed over at once rather than wait for that one too.
+    sched, backend = _scheduler()
+    real_start = sched.start_binding_cycle
+    held_after: dict[str, int] = {}
+
+    def start_binding_cycle(task: Callable[[], None]) -> None:
+        real_start(task)
+        held_after[f"#{len(held_after)}"] = sched._binders.held
+
+    sched.start_binding_cycle = start_binding_cycle  # type: ignore[method-assign]
+    for i in range(50):
+        backend.create(make_pod(f"quick-{i:02d}"))
+    loop = _run_in_background(sched)
+    try:
+        assert _until(lambda: len(_bound(backend)) == 50)
+        assert max(held_after.values()) >= 1  # quick cycles hold
+        held_after.clear()
+        backend.create(make_pod("slow", labels={"slow": "1"}))
+        assert _until(lambda: len(_bound(backend)) == 51)
+        assert held_after == {"#0": 0}
+    finally:
+        sched.stop()
+        loop.join(WAIT)
+
+
+def test_a_single_schedule_one_call_hands_over_its_binding_cycle() -> None:
+    # No loop will come back: the cycle must not be left held.
+    sched, backend = _scheduler()
+    backend.create(make_pod("alone"))
+    try:
+        assert sched.schedule_one(block=True, timeout=WAIT)
+        assert sched._binders.held == 0
+        assert _until(lambda: _bound(backend) == {"alone"})
+    finally:
+        sched.stop()
+
+
+def test_cycles_held_when_the_loop_is_halted_still_bind() -> None:
+    sched, backend = _scheduler()
+    HaltingReserve.scheduler = sched
+    for i in range(3):
+        backend.create(make_pod(f"a-{i}"))
+    backend.create(make_pod("z-halt", labels={"halt": "1"}))
+    loop = _run_in_background(sched)
+    try:
+        loop.join(WAIT)
+        assert not loop.is_alive()
+        assert sched._binders.held == 0
+        assert _until(lambda: sched.in_flight() == 0)
+        scheduled = {r.pod.name for r in sched.results.values() if r.pod is not None}
+        assert _bound(backend) == scheduled
+        assert "z-halt" in scheduled
+    finally:
+        sched.stop()
+
+
+def test_binding_cycles_with_one_slot_never_wait_behind_a_held_one() -> None:
+    # With one binding slot, the held cycle is the one running: the loop must hand it over
+    # rather than wait for a slot it holds itself.
+    sched, backend = _scheduler(binding_workers=1)
+    for i in range(20):
+        backend.create(make_pod(f"p-{i:02d}"))
+    loop = _run_in_background(sched)
+    try:
+        assert _until(lambda: len(_bound(backend)) == 20)
     finally:
         sched.stop()
         loop.join(WAIT)

@@ -20,6 +20,14 @@ taken at once when no thread is running a task it started less than :data:`TAKEO
 and takes its head once the head has waited that long, and so on, a new thread started when
 none is idle. How many tasks may run at once is the scheduler's business (its back-pressure
 on the binding slots); the pool never refuses or delays a task beyond that watch.
+
+A scheduling loop that starts binding cycles back to back may also *hold* them
+(:meth:`BindingPool.hold`) and hand them over together (:meth:`BindingPool.flush`): one
+wake-up then serves the whole batch instead of one per pod, a GIL hand-over each way per pod
+saved. Holding is the loop's promise to flush soon; :class:`~schedframe.scheduler.Scheduler`
+flushes after :data:`HOLD_MAX` held tasks, when the oldest has been held :data:`HOLD_S`, before
+it waits for a pod or a binding slot, and when it stops (measured: SchedulingBasic/5000Nodes'
+real mode from 1.23x deterministic mode's CPU per pod to 1.1x, mixed churn from 1.14x to 1.0x).
 """
 
 from __future__ import annotations
@@ -40,6 +48,10 @@ TAKEOVER_S = 0.01
 IDLE_EXIT_S = 30.0
 #: The longest a submitter waits for the thread it woke to take its task (seconds).
 HANDOVER_S = 0.05
+#: A scheduling loop holding binding tasks flushes them once it holds this many.
+HOLD_MAX = 8
+#: ... or once the oldest has been held this long (seconds), at the start of its next cycle.
+HOLD_S = 0.005
 
 
 class _Sleeper:
@@ -93,6 +105,8 @@ class BindingPool:
         self._started: dict[int, float] = {}
         self._threads = 0
         self._closed = False
+        #: Tasks held back (:meth:`hold`) with the monotonic time each was held.
+        self._held: list[tuple[float, Callable[[], None]]] = []
 
     @property
     def threads(self) -> int:
@@ -108,38 +122,85 @@ class BindingPool:
 
     @property
     def queued(self) -> int:
-        """Tasks waiting for a thread."""
+        """Tasks waiting for a thread (held ones included)."""
         with self._lock:
-            return len(self._queue)
+            return len(self._queue) + len(self._held)
+
+    @property
+    def held(self) -> int:
+        """Tasks held back until :meth:`flush`."""
+        return len(self._held)
+
+    def held_since(self) -> float | None:
+        """When the oldest held task was held (``time.monotonic``), ``None`` if none is."""
+        held = self._held
+        return held[0][0] if held else None
 
     def submit(self, task: Callable[[], None]) -> None:
-        """Queue ``task``; a thread runs it soon (see the module doc)."""
-        now = time.monotonic()
+        """Queue ``task``, after any held tasks; a thread runs them soon (see the module
+        doc)."""
         with self._lock:
-            self._queue.append((now, task))
-            if self._pending:
-                return  # a thread is on its way to the queue
-            if self._watcher is not None and self._fresh(now):
-                return  # a running thread will come back for it, and the watch stands by
-            if self._wake():
-                # Hand over: wait until the woken thread has taken the task, so that it runs
-                # now, between the caller's cycles (it holds the GIL until it is done),
-                # rather than in the middle of the next one, which costs the caller more.
-                self._handover.wait_for(lambda: not self._pending, self._handover_s)
+            batch = self._held
+            self._held = []
+            batch.append((time.monotonic(), task))
+            inline = self._enqueue(batch)
+        self._run_inline(inline)
+
+    def hold(self, task: Callable[[], None]) -> int:
+        """Hold ``task`` back until :meth:`flush` (or the next :meth:`submit`); returns how
+        many tasks are held. The caller must flush soon: nothing else runs a held task."""
+        with self._lock:
+            self._held.append((time.monotonic(), task))
+            return len(self._held)
+
+    def flush(self) -> None:
+        """Queue the held tasks, in the order they were held, waking one thread for all."""
+        if not self._held:
+            return
+        with self._lock:
+            batch = self._held
+            if not batch:
                 return
-            self._queue.pop()
-        log.warning("cannot start a binding thread; running the binding task inline")
-        self._run(task)
+            self._held = []
+            inline = self._enqueue(batch)
+        self._run_inline(inline)
 
     def close(self) -> None:
-        """Let the threads exit once the queue is empty; a later task still runs (on a thread
-        that exits after it)."""
+        """Queue any held tasks, and let the threads exit once the queue is empty; a later
+        task still runs (on a thread that exits after it)."""
+        self.flush()
         with self._lock:
             self._closed = True
             while self._idle:
                 self._notify(self._idle.pop())
 
+    def _run_inline(self, tasks: list[Callable[[], None]]) -> None:
+        if not tasks:
+            return
+        log.warning("cannot start a binding thread; running %d binding task(s) inline", len(tasks))
+        for task in tasks:
+            self._run(task)
+
     # -- internals (self._lock held) ---------------------------------------------------------
+
+    def _enqueue(self, batch: list[tuple[float, Callable[[], None]]]) -> list[Callable[[], None]]:
+        """Queue ``batch`` and see that a thread comes for it; the tasks to run inline (on the
+        caller's thread) when no thread can be started."""
+        queue = self._queue
+        queue.extend(batch)
+        if self._pending:
+            return []  # a thread is on its way to the queue
+        if self._watcher is not None and self._fresh(time.monotonic()):
+            return []  # a running thread will come back for them, and the watch stands by
+        if self._wake():
+            # Hand over: wait until the woken thread has taken the first task, so that the
+            # batch runs now, between the caller's cycles (the thread holds the GIL until it
+            # is done), rather than in the middle of the next one, which costs the caller more.
+            self._handover.wait_for(lambda: not self._pending, self._handover_s)
+            return []
+        for _ in batch:
+            queue.pop()
+        return [task for _, task in batch]
 
     def _fresh(self, now: float) -> bool:
         """Whether some thread runs a task it started less than ``takeover`` ago."""

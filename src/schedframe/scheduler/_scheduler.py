@@ -9,7 +9,11 @@ Two ways to run:
   binding cycle; a blocked PreBind or Bind holds up no other binding for more than a few
   milliseconds, see ``_binder``). At most ``binding_workers`` binding cycles run at once: the scheduling loop waits for
   one to end before starting another (back-pressure, so binding never falls thousands of pods
-  behind scheduling). A pod waiting on Permit holds no thread and does not count;
+  behind scheduling). A pod waiting on Permit holds no thread and does not count. The loop of
+  :meth:`Scheduler.run` hands the binding cycles it starts back to back over in small batches
+  (at most ``HOLD_MAX``, held until the first scheduling cycle to begin ``HOLD_S`` seconds after
+  the oldest, or until the loop waits for a pod or a slot; a cycle that took ``HOLD_S`` or
+  more hands its binding over at once), one thread wake-up per batch;
 * **deterministic mode** (``deterministic=True``): a :class:`VirtualClock`, a seeded random
   source, and binding cycles run as ordered tasks on the calling thread (right after the
   scheduling cycle that started them, or when their Permit wait resolves). No thread is
@@ -41,7 +45,7 @@ from schedframe.hooks._observers import Observers
 from schedframe.objects import Pod
 from schedframe.runtime import Framework, RecordingEventRecorder, Registry, WaitingPods
 from schedframe.runtime._guard import SHUTDOWN
-from schedframe.scheduler._binder import BindingPool
+from schedframe.scheduler._binder import HOLD_MAX, HOLD_S, BindingPool
 from schedframe.scheduler._clock import Cancellable, Clock, RealClock, VirtualClock, call_every
 from schedframe.scheduler._eventhandlers import EventHandlers, LiveClusterView, PodStore
 from schedframe.scheduler._failure import handle_scheduling_failure
@@ -348,6 +352,11 @@ class Scheduler:
         self._tasks: collections.deque[Callable[[], None]] = collections.deque()
         self._binding_workers = max(1, binding_workers)
         self._binders = BindingPool(self._run_task, name="schedframe-binding")
+        #: Real mode: the thread whose scheduling loop (``run``, ``run_until_idle``) holds the
+        #: binding cycles it starts and flushes them in batches (see ``_binder``).
+        self._holder: int | None = None
+        #: Real mode: when the scheduling cycle under way began (``time.monotonic``).
+        self._cycle_began = 0.0
         self._fence = fence
         self._abandoning = False
         self._halted = False
@@ -510,12 +519,16 @@ class Scheduler:
         In deterministic mode the binding cycles that became ready run before this returns.
         """
         if self._stopped or self._halted or not self.may_bind():
+            self._binders.flush()
             return False
         self._ensure_started()
         self._spinning = False  # says whether *this* attempt was one too many at this instant
         if self.deterministic:
             self._drain_tasks()
-        qpi = self.queue.pop(block=block, timeout=timeout)
+            qpi = self.queue.pop(block=block, timeout=timeout)
+        else:
+            qpi = self._pop_holding(block, timeout)
+            self._cycle_began = time.monotonic()
         if qpi is None:
             if self.deterministic:
                 self._drain_tasks()
@@ -543,6 +556,23 @@ class Scheduler:
             self._drain_tasks()
         return True
 
+    def _pop_holding(self, block: bool, timeout: float | None) -> fw.QueuedPodInfo | None:
+        """Real mode's pop: the binding cycles held back are handed over first when the
+        oldest has waited ``HOLD_S``, and before waiting for a pod."""
+        binders = self._binders
+        since = binders.held_since()
+        if since is None:
+            return self.queue.pop(block=block, timeout=timeout)
+        if time.monotonic() - since >= HOLD_S:
+            binders.flush()
+            return self.queue.pop(block=block, timeout=timeout)
+        qpi = self.queue.pop()
+        if qpi is None:
+            binders.flush()  # idle: nothing to batch with
+            if block:
+                qpi = self.queue.pop(block=True, timeout=timeout)
+        return qpi
+
     def run_until_idle(self, *, max_cycles: int | None = None, stall_timeout: float = 60.0) -> int:
         """Schedule until nothing is left to do now; returns the scheduling cycles run.
 
@@ -559,6 +589,14 @@ class Scheduler:
         """
         self._ensure_started()
         self._stalled_pods = ()
+        holder, self._holder = self._holder, threading.get_ident()
+        try:
+            return self._run_until_idle(max_cycles, stall_timeout)
+        finally:
+            self._holder = holder
+            self._binders.flush()
+
+    def _run_until_idle(self, max_cycles: int | None, stall_timeout: float) -> int:
         cycles = 0
         bound = self._bound
         last_progress = self.clock.now()
@@ -623,6 +661,14 @@ class Scheduler:
                     break
                 self.clock.advance_to(deadline)
             return cycles
+        holder, self._holder = self._holder, threading.get_ident()
+        try:
+            return self._run_real(duration)
+        finally:
+            self._holder = holder
+            self._binders.flush()
+
+    def _run_real(self, duration: float | None) -> int:
         cycles = 0
         until = None if duration is None else self.clock.now() + duration
         while not self._stopped and not self._halted:
@@ -633,6 +679,7 @@ class Scheduler:
                     break
                 wait = min(wait, remaining)
             if not self.may_bind():
+                self._binders.flush()  # they meet the fence and are abandoned
                 time.sleep(wait)  # behind the fence: no cycle starts, and no busy loop
                 continue
             if self.schedule_one(block=True, timeout=wait):
@@ -731,6 +778,7 @@ class Scheduler:
             self._subscription.cancel()
             self._subscription = None
         if not self.deterministic:
+            self._binders.flush()
             with self._in_flight_cond:
                 drained = self._in_flight_cond.wait_for(lambda: self._running <= 0, grace)
             if not drained:
@@ -798,6 +846,7 @@ class Scheduler:
         if self.deterministic:
             self._drain_tasks()
             return self.in_flight() == 0
+        self._binders.flush()
         with self._in_flight_cond:
             return self._in_flight_cond.wait_for(lambda: self._in_flight == 0, timeout)
 
@@ -811,18 +860,38 @@ class Scheduler:
 
         In real mode this waits while ``binding_workers`` binding cycles are running (not
         counting pods parked on Permit), so the scheduling loop never runs far ahead of the
-        binds; it does not wait once the scheduler is stopping.
+        binds; it does not wait once the scheduler is stopping. Called from the loop of
+        :meth:`run` or :meth:`run_until_idle` at the end of a scheduling cycle shorter than
+        ``HOLD_S``, the binding cycle is held back and handed over with the next ones (up to
+        ``HOLD_MAX``; see ``_binder``).
         """
-        with self._in_flight_cond:
+        cond = self._in_flight_cond
+        with cond:
             if not self.deterministic:
-                self._in_flight_cond.wait_for(
-                    lambda: (
-                        self._running < self._binding_workers or self._halted or self._abandoning
-                    )
-                )
+                while not (
+                    self._running < self._binding_workers or self._halted or self._abandoning
+                ):
+                    if self._binders.held:
+                        # Held cycles take slots: hand them over, or they never free one.
+                        cond.release()
+                        try:
+                            self._binders.flush()
+                        finally:
+                            cond.acquire()
+                        continue
+                    cond.wait()
             self._in_flight += 1
             self._running += 1
-        self._submit(task)
+        if self.deterministic:
+            self._tasks.append(task)
+        elif (
+            self._holder != threading.get_ident() or time.monotonic() - self._cycle_began >= HOLD_S
+        ):
+            # Not the holding loop, or a cycle as long as a hold: the next may be too, and
+            # would keep this binding waiting that long.
+            self._binders.submit(task)
+        elif self._binders.hold(task) >= HOLD_MAX:
+            self._binders.flush()
 
     def _run_async(self, task: Callable[[], None]) -> None:
         """Work a plugin runs off the scheduling cycle (asynchronous preemption): a task like a
