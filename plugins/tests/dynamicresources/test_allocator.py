@@ -42,13 +42,13 @@ from schedframe.objects import (
     ResourceSlice,
     parse_quantity,
 )
-from schedframe_plugins.dynamicresources._allocator import (
+from schedframe_plugins._dra.allocator import (
     AllocationError,
     Allocator,
     DeviceID,
     Features,
 )
-from schedframe_plugins.dynamicresources._cel import CELCache
+from schedframe_plugins._dra.cel import CELCache
 
 R1, R2, N1, N2 = "region-1", "region-2", "node-1", "node-2"
 CA, CB, DA, DB = "class-a", "class-b", "driver-a", "driver-b"

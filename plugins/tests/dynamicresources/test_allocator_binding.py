@@ -30,9 +30,9 @@ from schedframe.objects import (
     ResourcePool,
     ResourceSlice,
 )
+from schedframe_plugins._dra.allocator import Allocator, Features
+from schedframe_plugins._dra.cel import CELCache
 from schedframe_plugins.dynamicresources import DynamicResources
-from schedframe_plugins.dynamicresources._allocator import Allocator, Features
-from schedframe_plugins.dynamicresources._cel import CELCache
 
 from .test_allocator import (
     CA,

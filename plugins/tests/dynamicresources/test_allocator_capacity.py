@@ -38,13 +38,13 @@ from schedframe.objects import (
     ResourceSlice,
     parse_quantity,
 )
-from schedframe_plugins.dynamicresources._allocator import (
+from schedframe_plugins._dra.allocator import (
     AllocationError,
     Allocator,
     DeviceID,
     Features,
 )
-from schedframe_plugins.dynamicresources._cel import CELCache
+from schedframe_plugins._dra.cel import CELCache
 
 from .test_allocator import (
     CA,

@@ -20,8 +20,8 @@ from schedframe.objects import (
     ResourceSlice,
     parse_quantity,
 )
-from schedframe_plugins.dynamicresources._allocator import Allocator, Features
-from schedframe_plugins.dynamicresources._cel import CELCache
+from schedframe_plugins._dra.allocator import Allocator, Features
+from schedframe_plugins._dra.cel import CELCache
 
 DRIVERS = ("a.example.com", "b.example.com")
 NODE = Node(metadata=ObjectMeta(name="n1"))

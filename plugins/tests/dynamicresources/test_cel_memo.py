@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schedframe.objects import Device, DeviceAttribute
-from schedframe_plugins.dynamicresources._cel import CELError, CompiledExpression, DeviceView
+from schedframe_plugins._dra.cel import CELError, CompiledExpression, DeviceView
 
 DRIVER = "gpu.example.com"
 

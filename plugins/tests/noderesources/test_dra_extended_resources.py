@@ -27,7 +27,7 @@ from schedframe.objects import (
     ResourceSlice,
 )
 from schedframe.runtime import ClusterView, Framework
-from schedframe_plugins.dynamicresources._extended import (
+from schedframe_plugins._dra.extended import (
     IMPLICIT_PREFIX,
     device_class_mapping,
     is_dra_extended_resource_name,

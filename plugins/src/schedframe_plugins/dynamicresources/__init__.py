@@ -85,19 +85,19 @@ from schedframe.objects import (
     ResourceClaimConsumerReference,
 )
 from schedframe_plugins import names
-from schedframe_plugins._helper import default_normalize_score
-from schedframe_plugins.dynamicresources._allocator import (
+from schedframe_plugins._dra.allocator import (
     AllocationError,
     AllocationTimeout,
     Allocator,
     Features,
     describe_requests,
 )
-from schedframe_plugins.dynamicresources._cel import CELCache
-from schedframe_plugins.dynamicresources._extended import (
+from schedframe_plugins._dra.cel import CELCache
+from schedframe_plugins._dra.extended import (
     device_class_mapping,
     is_dra_extended_resource_name,
 )
+from schedframe_plugins._helper import default_normalize_score
 
 __all__ = [
     "DELETE_PROTECTION_FINALIZER",

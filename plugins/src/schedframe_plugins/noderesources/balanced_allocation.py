@@ -25,8 +25,8 @@ from schedframe import errors
 from schedframe import framework as fw
 from schedframe.objects import Pod
 from schedframe_plugins import names
-from schedframe_plugins.dynamicresources._cel import CELCache
-from schedframe_plugins.dynamicresources._extended import DRAScoreState, dra_score_state, dra_totals
+from schedframe_plugins._dra.cel import CELCache
+from schedframe_plugins._dra.extended import DRAScoreState, dra_score_state, dra_totals
 from schedframe_plugins.noderesources.fit import sign_resources
 from schedframe_plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,

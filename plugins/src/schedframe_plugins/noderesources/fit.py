@@ -33,8 +33,8 @@ from schedframe.objects import (
 )
 from schedframe.objects.validation import label_name_issues
 from schedframe_plugins import names
-from schedframe_plugins.dynamicresources._cel import CELCache
-from schedframe_plugins.dynamicresources._extended import (
+from schedframe_plugins._dra.cel import CELCache
+from schedframe_plugins._dra.extended import (
     IMPLICIT_PREFIX,
     DRAScoreState,
     device_class_mapping,

@@ -56,7 +56,7 @@ from schedframe.objects import (
     ResourceClaim,
     ResourceSlice,
 )
-from schedframe_plugins.dynamicresources._cel import CELCache, CELError, DeviceView
+from schedframe_plugins._dra.cel import CELCache, CELError, DeviceView
 
 __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",

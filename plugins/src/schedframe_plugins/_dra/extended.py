@@ -22,8 +22,8 @@ import attrs
 
 from schedframe import framework as fw
 from schedframe.objects import DeviceClass, Node, ResourceSlice, is_extended_resource_name
-from schedframe_plugins.dynamicresources._allocator import DeviceID, node_matches
-from schedframe_plugins.dynamicresources._cel import CELCache, CELError, DeviceView
+from schedframe_plugins._dra.allocator import DeviceID, node_matches
+from schedframe_plugins._dra.cel import CELCache, CELError, DeviceView
 
 __all__ = [
     "IMPLICIT_PREFIX",
