@@ -458,38 +458,7 @@ def comparison_report(comparison: Comparison, options: ReportOptions) -> Report:
     side by side, then what differs, then each run in full."""
     a_name, b_name = comparison.names
     a, b = comparison.a, comparison.b
-    doc = comparison.to_dict()
-    sa, sb = doc[a_name], doc[b_name]
-    assert isinstance(sa, dict) and isinstance(sb, dict)
-
-    def fsec(v: object) -> str:
-        return secs(v) if isinstance(v, int | float) else "-"
-
-    rows: list[list[Cell]] = [
-        ["bound", sa["bound"], sb["bound"]],
-        ["pending", sa["pending"], sb["pending"]],
-        ["attempts", sa["attempts"], sb["attempts"]],
-    ]
-    for r in ("cpu", "memory"):
-        rows.append(
-            [f"{r} used (end)", pct(sa["utilisationEnd"].get(r)), pct(sb["utilisationEnd"].get(r))]
-        )
-        rows.append(
-            [
-                f"{r} used (mean)",
-                pct(sa["utilisationMean"].get(r)),
-                pct(sb["utilisationMean"].get(r)),
-            ]
-        )
-        rows.append(
-            [
-                f"{r} fragmentation",
-                f"{sa['fragmentation'].get(r, 0.0):.3f}",
-                f"{sb['fragmentation'].get(r, 0.0):.3f}",
-            ]
-        )
-    rows.append(["latency mean", fsec(sa["latencyMean"]), fsec(sb["latencyMean"])])
-    rows.append(["latency max", fsec(sa["latencyMax"]), fsec(sb["latencyMax"])])
+    rows: list[list[Cell]] = [list(row) for row in comparison.summary_rows(pct, secs)]
     side = (
         '<div class="side">'
         f"<div><h3>{esc(a_name)}</h3>{figures(_scenario_figures(a))}</div>"

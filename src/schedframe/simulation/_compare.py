@@ -4,8 +4,8 @@ side: placement diff, pending diff, utilisation, fragmentation and per-pod laten
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -44,6 +44,21 @@ def _mean_utilisation(result: ScenarioResult) -> dict[str, float]:
     if end <= 0:
         return dict(samples[-1][1])
     return {r: v / end for r, v in total.items()}
+
+
+def _totals(result: ScenarioResult) -> dict[str, Any]:
+    """One side's totals, as :meth:`Comparison.to_dict` gives them."""
+    lat = sorted(pod_latencies(result).values())
+    return {
+        "bound": len(result.placements),
+        "pending": len(result.pending),
+        "attempts": result.attempts,
+        "utilisationEnd": dict(result.utilisation[-1][1]) if result.utilisation else {},
+        "utilisationMean": _mean_utilisation(result),
+        "fragmentation": dict(result.fragmentation),
+        "latencyMean": sum(lat) / len(lat) if lat else None,
+        "latencyMax": lat[-1] if lat else None,
+    }
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -88,73 +103,56 @@ class Comparison:
         """A JSON-ready mapping."""
         a, b = self.names
         only_a, only_b = self.pending_diff
-
-        def side(r: ScenarioResult) -> dict[str, object]:
-            lat = sorted(pod_latencies(r).values())
-            return {
-                "bound": len(r.placements),
-                "pending": len(r.pending),
-                "attempts": r.attempts,
-                "utilisationEnd": dict(r.utilisation[-1][1]) if r.utilisation else {},
-                "utilisationMean": _mean_utilisation(r),
-                "fragmentation": dict(r.fragmentation),
-                "latencyMean": sum(lat) / len(lat) if lat else None,
-                "latencyMax": lat[-1] if lat else None,
-            }
-
         return {
             "names": [a, b],
-            a: side(self.a),
-            b: side(self.b),
+            a: _totals(self.a),
+            b: _totals(self.b),
             "placementDiff": {k: {a: na, b: nb} for k, (na, nb) in self.placement_diff.items()},
             "pendingOnly": {a: list(only_a), b: list(only_b)},
             "latency": {k: {a: la, b: lb} for k, (la, lb) in self.latencies.items()},
         }
+
+    def summary_rows(
+        self,
+        percent: Callable[[float | None], str],
+        seconds: Callable[[float | None], str],
+    ) -> list[tuple[str, int | str, int | str]]:
+        """The totals side by side, a ``(label, a, b)`` per row: counts as numbers,
+        utilisation through ``percent``, latencies through ``seconds`` (the caller's formats),
+        fragmentation with three decimals."""
+        sides = (_totals(self.a), _totals(self.b))
+        rows: list[tuple[str, int | str, int | str]] = [
+            (key, sides[0][key], sides[1][key]) for key in ("bound", "pending", "attempts")
+        ]
+        for r in ("cpu", "memory"):
+            for label, key in (
+                ("used (end)", "utilisationEnd"),
+                ("used (mean)", "utilisationMean"),
+            ):
+                rows.append((f"{r} {label}", *(percent(side[key].get(r)) for side in sides)))
+            rows.append(
+                (
+                    f"{r} fragmentation",
+                    *(f"{side['fragmentation'].get(r, 0.0):.3f}" for side in sides),
+                )
+            )
+        for label, key in (("latency mean", "latencyMean"), ("latency max", "latencyMax")):
+            rows.append((label, *(seconds(side[key]) for side in sides)))
+        return rows
 
     def to_text(self) -> str:
         """A side-by-side table of the totals, then the placement and pending diffs."""
         from schedframe.simulation._table import format_table
 
         a, b = self.names
-        doc = self.to_dict()
-        sa, sb = doc[a], doc[b]
-        assert isinstance(sa, dict) and isinstance(sb, dict)
 
-        def pct(v: object) -> str:
-            return "-" if not isinstance(v, float | int) else f"{100 * v:.1f}%"
+        def pct(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.1f}%"
 
-        def sec(v: object) -> str:
-            return "-" if not isinstance(v, float | int) else f"{v:g}s"
+        def sec(v: float | None) -> str:
+            return "-" if v is None else f"{v:g}s"
 
-        rows = [
-            ["bound", str(sa["bound"]), str(sb["bound"])],
-            ["pending", str(sa["pending"]), str(sb["pending"])],
-            ["attempts", str(sa["attempts"]), str(sb["attempts"])],
-        ]
-        for r in ("cpu", "memory"):
-            rows.append(
-                [
-                    f"{r} used (end)",
-                    pct(sa["utilisationEnd"].get(r)),
-                    pct(sb["utilisationEnd"].get(r)),
-                ]
-            )
-            rows.append(
-                [
-                    f"{r} used (mean)",
-                    pct(sa["utilisationMean"].get(r)),
-                    pct(sb["utilisationMean"].get(r)),
-                ]
-            )
-            rows.append(
-                [
-                    f"{r} fragmentation",
-                    f"{sa['fragmentation'].get(r, 0.0):.3f}",
-                    f"{sb['fragmentation'].get(r, 0.0):.3f}",
-                ]
-            )
-        rows.append(["latency mean", sec(sa["latencyMean"]), sec(sb["latencyMean"])])
-        rows.append(["latency max", sec(sa["latencyMax"]), sec(sb["latencyMax"])])
+        rows = [[label, str(va), str(vb)] for label, va, vb in self.summary_rows(pct, sec)]
         lines = [format_table(["", a, b], rows)]
         diff = self.placement_diff
         lines += ["", f"Placed differently ({len(diff)}):"]

@@ -61,3 +61,30 @@ def test_latency_runs_from_queued_to_bound() -> None:
         ),
     )
     assert pod_latencies(run_scenario(scenario)) == {"default/p": 6.0}
+
+
+def test_the_summary_rows_are_the_totals_side_by_side_in_the_callers_formats() -> None:
+    cmp = compare_scenario(_scenario(), None, BINPACK, names=("spread", "binpack"))
+    rows = cmp.summary_rows(lambda v: f"<{v}>", lambda v: f"[{v}]")
+    assert [label for label, _, _ in rows] == [
+        "bound",
+        "pending",
+        "attempts",
+        "cpu used (end)",
+        "cpu used (mean)",
+        "cpu fragmentation",
+        "memory used (end)",
+        "memory used (mean)",
+        "memory fragmentation",
+        "latency mean",
+        "latency max",
+    ]
+    table = {label: (a, b) for label, a, b in rows}
+    assert table["bound"] == (2, 3)
+    assert table["pending"] == (1, 0)
+    assert table["cpu used (end)"] == ("<0.25>", "<0.75>")
+    assert table["cpu fragmentation"] == ("0.500", "0.000")
+    assert table["latency max"] == ("[0]", "[0]")
+    # The text table is these rows in its own formats.
+    lines = cmp.to_text().splitlines()
+    assert lines[5].split() == ["cpu", "used", "(end)", "25.0%", "75.0%"]
