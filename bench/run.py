@@ -1,8 +1,11 @@
 """Benchmarks on kube-scheduler's own workload shapes (scheduler_perf), never part of the tests.
 
-Each workload in ``bench/workloads/*.yaml`` is a list of scheduler_perf ops (``createNodes``,
-``createPods``, ``churn``). Every run happens in a fresh subprocess, so the peak RSS it reports
-is that workload's alone. In a run:
+Each workload in ``bench/workloads/*.yaml`` is a list of scheduler_perf ops: ``createNodes``
+(with upstream's ``labelNodePrepareStrategy`` and ``nodeAllocatableStrategy``, the latter
+adding a CSINode per node), ``createPods`` (with ``persistentVolumeTemplate`` and
+``persistentVolumeClaimTemplate``: a pre-bound claim and volume per pod), ``churn``,
+``createResourceDriver`` and ``createDRAObjects``. Every run happens in a fresh subprocess,
+so the peak RSS it reports is that workload's alone. In a run:
 
 * nodes and the *init* pods are created on the in-memory backend and scheduled to completion
   before anything is measured;
@@ -134,6 +137,78 @@ class _Objects:
     def make(self, template: str, *, namespace: str = "", labels: Mapping[str, str] = {}) -> Any:
         d = self.make_dict(template, namespace=namespace, labels=labels)
         return self._node(d) if d["kind"] == "Node" else self._pod(d)
+
+    def node_dicts(self, op: Mapping[str, Any], index: int) -> list[dict[str, Any]]:
+        """The manifests of a ``createNodes`` op's ``index``-th node: the node, with the label
+        of ``labelNodePrepareStrategy`` and the allocatable of ``nodeAllocatableStrategy``,
+        and for the latter its CSINode (scheduler_perf's node preparers)."""
+        labels: dict[str, str] = {}
+        strategy = op.get("labelNodePrepareStrategy")
+        if strategy:
+            values = strategy["labelValues"]
+            labels[strategy["labelKey"]] = values[index % len(values)]
+        node = self.make_dict(op["template"], labels=labels)
+        allocatable = op.get("nodeAllocatableStrategy")
+        if not allocatable:
+            return [node]
+        status = node.setdefault("status", {})
+        for key in ("capacity", "allocatable"):
+            if key in status or key == "capacity":
+                status[key] = {**status.get(key, {}), **allocatable.get("nodeAllocatable", {})}
+        name = node["metadata"]["name"]
+        drivers = [
+            {"name": driver, "nodeID": name, "allocatable": {"count": int(limit["count"])}}
+            for driver, limit in sorted(allocatable.get("csiNodeAllocatable", {}).items())
+        ]
+        csi_node = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {"drivers": drivers},
+        }
+        return [node, csi_node]
+
+    def pod_dicts(self, op: Mapping[str, Any], namespace: str) -> list[dict[str, Any]]:
+        """The manifests of a ``createPods`` op's next pod: the pod, and with
+        ``persistentVolumeTemplate`` first a bound PersistentVolumeClaim ``pvc-N`` and its
+        PersistentVolume ``<namespace>-vol-N`` (scheduler_perf's create-with-PV strategy:
+        one pre-bound volume per pod, a CSI volume's handle being the PV's name)."""
+        pod = self.make_dict(op["template"], namespace=namespace)
+        pv_template = op.get("persistentVolumeTemplate")
+        if not pv_template:
+            return [pod]
+        namespace = pod["metadata"]["namespace"]
+        n = self._serial[f"pvc@{namespace}"] = self._serial.get(f"pvc@{namespace}", -1) + 1
+        claim_name, volume_name = f"pvc-{n}", f"{namespace}-vol-{n}"
+        pv = copy.deepcopy(self._templates[pv_template])
+        pv["metadata"] = {"name": volume_name}
+        if "csi" in pv["spec"]:
+            pv["spec"]["csi"]["volumeHandle"] = volume_name
+        pv["spec"]["claimRef"] = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": claim_name,
+        }
+        pv["status"] = {"phase": "Bound"}
+        pvc = copy.deepcopy(self._templates[op["persistentVolumeClaimTemplate"]])
+        pvc["metadata"] = {**pvc.get("metadata", {}), "name": claim_name, "namespace": namespace}
+        pvc["spec"]["volumeName"] = volume_name
+        pvc["status"] = {"phase": "Bound"}
+        pod["spec"]["volumes"] = [
+            {"name": "vol", "persistentVolumeClaim": {"claimName": claim_name}}
+        ]
+        return [pvc, pv, pod]
+
+    def parse(self, manifest: dict[str, Any]) -> Any:
+        kind = manifest["kind"]
+        if kind == "Node":
+            return self._node(manifest)
+        if kind == "Pod":
+            return self._pod(manifest)
+        from schedframe.objects import from_dict
+
+        return from_dict(manifest)
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
@@ -343,13 +418,9 @@ def run_once(
     for op in workload["ops"]:
         kind = op["op"]
         if kind == "createNodes":
-            strategy = op.get("labelNodePrepareStrategy")
             for i in range(scaled(op["count"], scale)):
-                labels = {}
-                if strategy:
-                    values = strategy["labelValues"]
-                    labels[strategy["labelKey"]] = values[i % len(values)]
-                backend.create(objects.make(op["template"], labels=labels))
+                for manifest in objects.node_dicts(op, i):
+                    backend.create(objects.parse(manifest))
             if not real:
                 drain_deterministic()
         elif kind == "churn":
@@ -364,7 +435,10 @@ def run_once(
                 drain_deterministic()
         elif kind == "createPods" and not op.get("collectMetrics"):
             created = [
-                backend.create(objects.make(op["template"], namespace=op.get("namespace", "")))
+                [
+                    backend.create(objects.parse(m))
+                    for m in objects.pod_dicts(op, op.get("namespace", ""))
+                ][-1]
                 for _ in range(scaled(op["count"], scale))
             ]
             if op.get("skipWaitToCompletion"):
@@ -483,7 +557,8 @@ def _measure(
     bound_at: Mapping[str, float],
 ) -> dict[str, Any]:
     namespace = op.get("namespace", "")
-    pods = [objects.make(op["template"], namespace=namespace) for _ in range(count)]
+    # Each pod last, after the volume objects it needs (created in the window, as upstream).
+    pods = [[objects.parse(m) for m in objects.pod_dicts(op, namespace)] for _ in range(count)]
     churned: list[Any] = []
     state = {"cycles": 0, "churns": 0}
     every = int(churn["everyCycles"]) if churn else 0
@@ -503,7 +578,7 @@ def _measure(
     gc_before = _gc_collections()
     threads0 = _thread_cpu()
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    measured = {backend.create(pod).uid for pod in pods}
+    measured = {[backend.create(obj) for obj in group][-1].uid for group in pods}
     created = time.perf_counter()
     settle(measured, on_attempt)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
@@ -557,16 +632,11 @@ def _manifests(workload: Workload, scale: float) -> tuple[list[dict[str, Any]], 
     pods = 0
     for op in workload["ops"]:
         if op["op"] == "createNodes":
-            strategy = op.get("labelNodePrepareStrategy")
             for i in range(scaled(op["count"], scale)):
-                labels = {}
-                if strategy:
-                    values = strategy["labelValues"]
-                    labels[strategy["labelKey"]] = values[i % len(values)]
-                out.append(objects.make_dict(op["template"], labels=labels))
+                out.extend(objects.node_dicts(op, i))
         elif op["op"] == "createPods":
             for _ in range(scaled(op["count"], scale)):
-                out.append(objects.make_dict(op["template"], namespace=op.get("namespace", "")))
+                out.extend(objects.pod_dicts(op, op.get("namespace", "")))
                 pods += 1
         elif op["op"] != "churn":
             raise SystemExit(f"{workload['name']}: unknown op {op['op']!r}")

@@ -190,3 +190,72 @@ def test_deterministic_mode_leaves_skip_wait_pods_to_the_measured_window() -> No
     result = runner.run_once(workload, 1.0, mode="deterministic")
     assert result["bound"] == result["measured_pods"] == 4
     assert result["cycles"] == 3 + 4
+
+
+def test_csi_volume_strategies_make_upstreams_objects() -> None:
+    runner = _load_runner()
+    objects = runner._Objects()
+    node_op = {
+        "template": "node-default",
+        "nodeAllocatableStrategy": {
+            "nodeAllocatable": {"attachable-volumes-csi-ebs.csi.aws.com": "39"},
+            "csiNodeAllocatable": {"ebs.csi.aws.com": {"count": 39}},
+        },
+    }
+    node, csi_node = objects.node_dicts(node_op, 0)
+    name = node["metadata"]["name"]
+    assert node["status"]["capacity"]["attachable-volumes-csi-ebs.csi.aws.com"] == "39"
+    assert node["status"]["capacity"]["cpu"] == "4"  # the template's capacity stays
+    assert csi_node["metadata"] == {"name": name}
+    assert csi_node["spec"]["drivers"] == [
+        {"name": "ebs.csi.aws.com", "nodeID": name, "allocatable": {"count": 39}}
+    ]
+    pod_op = {
+        "template": "pod-default",
+        "persistentVolumeTemplate": "pv-csi",
+        "persistentVolumeClaimTemplate": "pvc",
+    }
+    for n in range(2):  # claim and volume N for the N-th pod of a namespace, bound together
+        pvc, pv, pod = objects.pod_dicts(pod_op, "sched-1")
+        assert (pvc["metadata"]["name"], pvc["metadata"]["namespace"]) == (f"pvc-{n}", "sched-1")
+        assert pvc["spec"]["volumeName"] == pv["metadata"]["name"] == f"sched-1-vol-{n}"
+        assert pv["spec"]["csi"] == {
+            "driver": "ebs.csi.aws.com",
+            "volumeHandle": f"sched-1-vol-{n}",
+        }
+        assert pv["spec"]["claimRef"]["name"] == f"pvc-{n}"
+        assert pv["status"] == pvc["status"] == {"phase": "Bound"}
+        assert pod["spec"]["volumes"] == [
+            {"name": "vol", "persistentVolumeClaim": {"claimName": f"pvc-{n}"}}
+        ]
+    assert objects.pod_dicts(pod_op, "sched-0")[0]["metadata"]["name"] == "pvc-0"
+
+
+def test_csi_volume_limits_bind_in_the_runner() -> None:
+    # Two nodes with room for one CSI volume each: the third pod's volume fits nowhere.
+    runner = _load_runner()
+    workload = {
+        "name": "SchedulingCSIPVs/tiny",
+        "ops": [
+            {
+                "op": "createNodes",
+                "count": 2,
+                "template": "node-default",
+                "nodeAllocatableStrategy": {
+                    "nodeAllocatable": {"attachable-volumes-csi-ebs.csi.aws.com": "1"},
+                    "csiNodeAllocatable": {"ebs.csi.aws.com": {"count": 1}},
+                },
+            },
+            {
+                "op": "createPods",
+                "count": 3,
+                "template": "pod-default",
+                "namespace": "sched-1",
+                "persistentVolumeTemplate": "pv-csi",
+                "persistentVolumeClaimTemplate": "pvc",
+                "collectMetrics": True,
+            },
+        ],
+    }
+    result = runner.run_once(workload, 1.0, mode="deterministic")
+    assert (result["bound"], result["measured_pods"]) == (2, 3)
