@@ -55,6 +55,7 @@ from schedframe.objects import (
 )
 from schedframe.runtime import ClusterView, Framework
 from schedframe_plugins.dynamicresources import (
+    _STATE,
     DELETE_PROTECTION_FINALIZER,
     DynamicResources,
     DynamicResourcesArgs,
@@ -495,6 +496,9 @@ def test_plugin_table(name: str) -> None:
     assert case.postfilter is None
     chosen = passed[0]
     assert pl.reserve(state, case.pod, chosen) is None
+    # What only Filter, Score and Reserve read is let go: the binding cycle keeps the state.
+    kept = state.get(_STATE)
+    assert kept is None or (kept.allocator, kept.node_allocations) == (None, {})
     uid = f"uid-{CLAIM}"
     if case.in_flight is not None:
         assert dra.claim_has_pending_allocation(uid)

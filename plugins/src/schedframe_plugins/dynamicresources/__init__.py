@@ -213,6 +213,15 @@ class _State:
         """Shared, as upstream's ``Clone`` returns the same pointer."""
         return self
 
+    def release_filter_results(self) -> None:
+        """Drop what only Filter, Score and Reserve read (the allocator, and every node's
+        allocations and failures): the binding cycle keeps the state alive, and these are
+        the bulk of it."""
+        self.allocator = None
+        self.node_allocations = {}
+        self.failed_nodes = {}
+        self.unavailable_on = {}
+
     @property
     def extended_index(self) -> int | None:
         """The index of the special claim in ``claims``, if the pod has one."""
@@ -755,6 +764,7 @@ class DynamicResources(
             self._dra.signal_claim_pending_allocation(
                 claim.metadata.uid, attrs.evolve(_protected(claim), allocation=allocation)
             )
+        s.release_filter_results()
         return None
 
     def unreserve(self, state: fw.CycleState, pod: Pod, node_name: str) -> None:
