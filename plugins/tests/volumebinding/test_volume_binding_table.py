@@ -32,7 +32,7 @@ from schedframe.objects import (
     Volume,
 )
 from schedframe.runtime import ClusterView, Framework
-from schedframe_plugins.volumebinding import VolumeBinding
+from schedframe_plugins.volumebinding import _STATE, VolumeBinding
 from schedframe_plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -356,6 +356,26 @@ def test_reserve_assumes_the_chosen_volume_and_unreserve_reverts_it() -> None:
     plugin.unreserve(state, make_pod("pvc-a"), "node-a")
     assert plugin.binder.pv_cache.get("pv-a").claim_ref is None
     plugin.unreserve(state, make_pod("pvc-a"), "node-a")  # idempotent
+
+
+def test_reserve_keeps_only_the_chosen_nodes_volumes() -> None:
+    # The binding cycle keeps the state alive: the nodes not chosen are let go at Reserve.
+    pvc = make_pvc("pvc-a", "wait-sc", request=GI)
+    pvs = [local_pv(f"pv-{n}", "wait-sc", f"node-{n}", 2 * GI) for n in "ab"]
+    _, handle = cluster(pvc, *pvs)
+    plugin = VolumeBinding(None, handle)
+    state = fw.CycleState()
+    pod = make_pod("pvc-a")
+    infos = [fw.NodeInfo(make_node("node-a")), fw.NodeInfo(make_node("node-b"))]
+    assert plugin.pre_filter(state, pod, infos) is None
+    for info in infos:
+        assert plugin.filter(state, pod, info) is None
+    kept = state.get(_STATE)
+    assert kept is not None and set(kept.pod_volumes_by_node) == {"node-a", "node-b"}
+    chosen = kept.pod_volumes_by_node["node-b"]
+    assert plugin.reserve(state, pod, "node-b") is None
+    assert kept.pod_volumes_by_node == {"node-b": chosen}
+    assert plugin.binder.pv_cache.get("pv-b").claim_ref is not None
 
 
 def test_pre_bind_binds_the_claim_through_the_pv_controller() -> None:

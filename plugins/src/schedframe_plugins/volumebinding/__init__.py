@@ -275,6 +275,9 @@ class VolumeBinding(
         if volumes is None:
             s.all_bound = True  # the pod uses no claim
             return None
+        # Only the chosen node's volumes are read from here on (Unreserve, PreBind); the
+        # binding cycle keeps the state alive, so the other nodes' are let go.
+        s.pod_volumes_by_node = {node_name: volumes}
         try:
             s.all_bound = self.binder.assume_pod_volumes(pod, node_name, volumes)
         except BindingError as exc:
