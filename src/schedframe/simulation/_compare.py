@@ -120,24 +120,20 @@ class Comparison:
         """The totals side by side, a ``(label, a, b)`` per row: counts as numbers,
         utilisation through ``percent``, latencies through ``seconds`` (the caller's formats),
         fragmentation with three decimals."""
-        sides = (_totals(self.a), _totals(self.b))
+        a, b = _totals(self.a), _totals(self.b)
         rows: list[tuple[str, int | str, int | str]] = [
-            (key, sides[0][key], sides[1][key]) for key in ("bound", "pending", "attempts")
+            (key, a[key], b[key]) for key in ("bound", "pending", "attempts")
         ]
         for r in ("cpu", "memory"):
             for label, key in (
                 ("used (end)", "utilisationEnd"),
                 ("used (mean)", "utilisationMean"),
             ):
-                rows.append((f"{r} {label}", *(percent(side[key].get(r)) for side in sides)))
-            rows.append(
-                (
-                    f"{r} fragmentation",
-                    *(f"{side['fragmentation'].get(r, 0.0):.3f}" for side in sides),
-                )
-            )
+                rows.append((f"{r} {label}", percent(a[key].get(r)), percent(b[key].get(r))))
+            frag_a, frag_b = a["fragmentation"].get(r, 0.0), b["fragmentation"].get(r, 0.0)
+            rows.append((f"{r} fragmentation", f"{frag_a:.3f}", f"{frag_b:.3f}"))
         for label, key in (("latency mean", "latencyMean"), ("latency max", "latencyMax")):
-            rows.append((label, *(seconds(side[key]) for side in sides)))
+            rows.append((label, seconds(a[key]), seconds(b[key])))
         return rows
 
     def to_text(self) -> str:
