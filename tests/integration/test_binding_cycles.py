@@ -116,6 +116,10 @@ def _bound(backend: Any) -> set[str]:
     return {p.name for p in backend.list("Pod") if p.spec.node_name}
 
 
+def _bound_count_is(backend: Any, n: int) -> Callable[[], bool]:
+    return lambda: len(_bound(backend)) == n
+
+
 def _until(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -210,7 +214,7 @@ def test_the_loop_hands_over_the_cycles_it_holds_before_waiting_for_a_pod() -> N
         for wave in range(5):
             for i in range(wave + 1):  # 1..5 pods: fewer than a batch
                 backend.create(make_pod(f"p-{wave}-{i}"))
-            assert _until(lambda n=(wave + 1) * (wave + 2) // 2: len(_bound(backend)) == n)
+            assert _until(_bound_count_is(backend, (wave + 1) * (wave + 2) // 2))
             time.sleep(0.05)
         assert held_at_wait and set(held_at_wait) == {0}
     finally:
@@ -234,11 +238,12 @@ def test_quick_cycles_hold_their_bindings_and_a_slow_cycle_hands_them_over() -> 
         backend.create(make_pod(f"quick-{i:02d}"))
     loop = _run_in_background(sched)
     try:
-        assert _until(lambda: len(_bound(backend)) == 50)
+        # A binding may end before its starter records what is held: wait for the records.
+        assert _until(lambda: len(_bound(backend)) == 50 and len(held_after) == 50)
         assert max(held_after.values()) >= 1  # quick cycles hold
         held_after.clear()
         backend.create(make_pod("slow", labels={"slow": "1"}))
-        assert _until(lambda: len(_bound(backend)) == 51)
+        assert _until(lambda: len(_bound(backend)) == 51 and len(held_after) == 1)
         assert held_after == {"#0": 0}
     finally:
         sched.stop()
