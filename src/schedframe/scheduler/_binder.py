@@ -26,8 +26,9 @@ A scheduling loop that starts binding cycles back to back may also *hold* them
 wake-up then serves the whole batch instead of one per pod, a GIL hand-over each way per pod
 saved. Holding is the loop's promise to flush soon; :class:`~schedframe.scheduler.Scheduler`
 flushes after :data:`HOLD_MAX` held tasks, when the oldest has been held :data:`HOLD_S`, before
-it waits for a pod or a binding slot, and when it stops (measured: SchedulingBasic/5000Nodes'
-real mode from 1.23x deterministic mode's CPU per pod to 1.1x, mixed churn from 1.14x to 1.0x).
+it waits for a pod or a binding slot, and when it stops (measured, real mode's CPU per pod over
+deterministic mode's: SchedulingBasic/5000Nodes 1.23x before, 1.06x after;
+SchedulingWithMixedChurn/1000Nodes 1.14x and 1.02x; see docs/explanation/performance.md).
 """
 
 from __future__ import annotations
