@@ -26,12 +26,13 @@ or bind becomes an error status and a retry through the queue.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from schedframe import framework as fw
@@ -559,19 +560,24 @@ class Scheduler:
     def _pop_holding(self, block: bool, timeout: float | None) -> fw.QueuedPodInfo | None:
         """Real mode's pop: the binding cycles held back are handed over first when the
         oldest has waited ``HOLD_S``, and before waiting for a pod."""
-        binders = self._binders
-        since = binders.held_since()
-        if since is None:
-            return self.queue.pop(block=block, timeout=timeout)
-        if time.monotonic() - since >= HOLD_S:
-            binders.flush()
-            return self.queue.pop(block=block, timeout=timeout)
-        qpi = self.queue.pop()
-        if qpi is None:
-            binders.flush()  # idle: nothing to batch with
-            if block:
-                qpi = self.queue.pop(block=True, timeout=timeout)
-        return qpi
+        since = self._binders.held_since()
+        if since is not None and time.monotonic() - since < HOLD_S:
+            qpi = self.queue.pop()
+            if qpi is not None:
+                return qpi  # a pod ready at once: the held cycles may wait for its cycle
+        self._binders.flush()  # held long enough, or idle (nothing held: nothing happens)
+        return self.queue.pop(block=block, timeout=timeout)
+
+    @contextlib.contextmanager
+    def _holding(self) -> Iterator[None]:
+        """Make the calling thread's loop the one that holds binding cycles, handing over what
+        it holds when it ends."""
+        holder, self._holder = self._holder, threading.get_ident()
+        try:
+            yield
+        finally:
+            self._holder = holder
+            self._binders.flush()
 
     def run_until_idle(self, *, max_cycles: int | None = None, stall_timeout: float = 60.0) -> int:
         """Schedule until nothing is left to do now; returns the scheduling cycles run.
@@ -589,12 +595,8 @@ class Scheduler:
         """
         self._ensure_started()
         self._stalled_pods = ()
-        holder, self._holder = self._holder, threading.get_ident()
-        try:
+        with self._holding():
             return self._run_until_idle(max_cycles, stall_timeout)
-        finally:
-            self._holder = holder
-            self._binders.flush()
 
     def _run_until_idle(self, max_cycles: int | None, stall_timeout: float) -> int:
         cycles = 0
@@ -661,12 +663,8 @@ class Scheduler:
                     break
                 self.clock.advance_to(deadline)
             return cycles
-        holder, self._holder = self._holder, threading.get_ident()
-        try:
+        with self._holding():
             return self._run_real(duration)
-        finally:
-            self._holder = holder
-            self._binders.flush()
 
     def _run_real(self, duration: float | None) -> int:
         cycles = 0
@@ -882,14 +880,14 @@ class Scheduler:
                     cond.wait()
             self._in_flight += 1
             self._running += 1
-        if self.deterministic:
-            self._tasks.append(task)
-        elif (
-            self._holder != threading.get_ident() or time.monotonic() - self._cycle_began >= HOLD_S
+        if (
+            self.deterministic
+            or self._holder != threading.get_ident()
+            or time.monotonic() - self._cycle_began >= HOLD_S
         ):
             # Not the holding loop, or a cycle as long as a hold: the next may be too, and
             # would keep this binding waiting that long.
-            self._binders.submit(task)
+            self._submit(task)
         elif self._binders.hold(task) >= HOLD_MAX:
             self._binders.flush()
 
