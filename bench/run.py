@@ -151,10 +151,11 @@ class _Objects:
         allocatable = op.get("nodeAllocatableStrategy")
         if not allocatable:
             return [node]
+        extra = allocatable.get("nodeAllocatable", {})
         status = node.setdefault("status", {})
-        for key in ("capacity", "allocatable"):
-            if key in status or key == "capacity":
-                status[key] = {**status.get(key, {}), **allocatable.get("nodeAllocatable", {})}
+        status["capacity"] = {**status.get("capacity", {}), **extra}
+        if "allocatable" in status:  # else it defaults to the capacity
+            status["allocatable"] = {**status["allocatable"], **extra}
         name = node["metadata"]["name"]
         drivers = [
             {"name": driver, "nodeID": name, "allocatable": {"count": int(limit["count"])}}
@@ -199,6 +200,18 @@ class _Objects:
             {"name": "vol", "persistentVolumeClaim": {"claimName": claim_name}}
         ]
         return [pvc, pv, pod]
+
+    def create_pod(self, backend: Any, op: Mapping[str, Any], namespace: str) -> Any:
+        """Create an op's next pod with the objects it needs first; the stored pod."""
+        return self.create_all(backend, [self.parse(m) for m in self.pod_dicts(op, namespace)])
+
+    @staticmethod
+    def create_all(backend: Any, objects: list[Any]) -> Any:
+        """Create ``objects`` in order; the last one as stored (the pod of a group)."""
+        created = None
+        for obj in objects:
+            created = backend.create(obj)
+        return created
 
     def parse(self, manifest: dict[str, Any]) -> Any:
         kind = manifest["kind"]
@@ -435,10 +448,7 @@ def run_once(
                 drain_deterministic()
         elif kind == "createPods" and not op.get("collectMetrics"):
             created = [
-                [
-                    backend.create(objects.parse(m))
-                    for m in objects.pod_dicts(op, op.get("namespace", ""))
-                ][-1]
+                objects.create_pod(backend, op, op.get("namespace", ""))
                 for _ in range(scaled(op["count"], scale))
             ]
             if op.get("skipWaitToCompletion"):
@@ -578,7 +588,7 @@ def _measure(
     gc_before = _gc_collections()
     threads0 = _thread_cpu()
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    measured = {[backend.create(obj) for obj in group][-1].uid for group in pods}
+    measured = {objects.create_all(backend, group).uid for group in pods}
     created = time.perf_counter()
     settle(measured, on_attempt)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
